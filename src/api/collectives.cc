@@ -1,0 +1,216 @@
+// The public entry points: validate like MPI would, resolve MPI_IN_PLACE,
+// then hand a request to the executor of the communicator's context.
+#include <cstring>
+
+#include "api/validate.h"
+#include "chorus.h"
+#include "coll/host_executor.h"
+#include "core/context.h"
+#include "core/log.h"
+
+using namespace chorus;
+
+#define CHORUS_STRINGIFY_(x) #x
+#define CHORUS_STRINGIFY(x) CHORUS_STRINGIFY_(x)
+
+namespace {
+
+int execute(ApiCall &call, CollRequest req, size_t planBytes) {
+  Context *ctx = nullptr;
+  Status s = contextGet(call.comm(), &ctx);
+  if (s != Status::Ok)
+    return call.failStatus(s, "could not set up Chorus on this communicator (the WARN lines above say why)");
+  const Plan plan = planCollective(req.coll, planBytes, ctx->nranks);
+  req.algo = plan.algo;
+  CHORUS_INFO(kSubsysColl, "%s #%llu: %zu x %zu B, %d ranks -> %s (%s)", call.name(),
+              (unsigned long long)ctx->collectives, req.count, req.elemSize, ctx->nranks, algoName(plan.algo),
+              plan.why);
+  ++ctx->collectives;
+  HostChannel &ch = ctx->channel;
+  ch.coll = collName(req.coll);
+  ch.algo = algoName(plan.algo);
+  s = hostExecute(ch, req);
+  if (s == Status::Aborted)
+    return call.failStatus(s, "an earlier collective on this communicator failed; free it and use another");
+  if (s != Status::Ok) return call.failStatus(s, ch.errorText);
+  return MPI_SUCCESS;
+}
+
+CollRequest request(Coll coll, const TypeMapping &type, RedOp op, MPI_Count count, const void *sendbuf,
+                    void *recvbuf, int root) {
+  CollRequest r;
+  r.coll = coll;
+  r.algo = Algo::Ring;
+  r.type = type.type;
+  r.op = op;
+  r.count = size_t(count);
+  r.elemSize = type.size;
+  r.sendbuf = sendbuf;
+  r.recvbuf = recvbuf;
+  r.root = root;
+  return r;
+}
+
+}  // namespace
+
+extern "C" {
+
+int MPIX_Allreduce_gpu(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                       MPI_Comm comm) {
+  ApiCall call("MPIX_Allreduce_gpu", comm);
+  TypeMapping type;
+  RedOp redop;
+  if (!call.checkComm() || !call.checkCount("count", count) || !call.checkReduction(datatype, op, &type, &redop) ||
+      !call.checkBytes(count, type.size, 1) || !call.checkBuffer("sendbuf", sendbuf, count) ||
+      !call.checkBuffer("recvbuf", recvbuf, count) || !call.checkNotInPlace("recvbuf", recvbuf))
+    return call.code();
+  if (count == 0) return MPI_SUCCESS;
+  if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
+  return execute(call, request(Coll::Allreduce, type, redop, count, sendbuf, recvbuf, 0), count * type.size);
+}
+
+int MPIX_Reduce_gpu(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
+                    MPI_Comm comm) {
+  ApiCall call("MPIX_Reduce_gpu", comm);
+  TypeMapping type;
+  RedOp redop;
+  if (!call.checkComm() || !call.checkCount("count", count) || !call.checkRoot(root) ||
+      !call.checkReduction(datatype, op, &type, &redop) || !call.checkBytes(count, type.size, 1) ||
+      !call.checkBuffer("sendbuf", sendbuf, count))
+    return call.code();
+  const bool isRoot = call.rank() == root;
+  if (isRoot && (!call.checkBuffer("recvbuf", recvbuf, count) || !call.checkNotInPlace("recvbuf", recvbuf)))
+    return call.code();
+  if (!isRoot && !call.checkNotInPlace("sendbuf (MPI_IN_PLACE is for the root only)", sendbuf)) return call.code();
+  if (count == 0) return MPI_SUCCESS;
+  if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
+  return execute(call, request(Coll::Reduce, type, redop, count, sendbuf, isRoot ? recvbuf : nullptr, root),
+                 count * type.size);
+}
+
+int MPIX_Bcast_gpu(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  ApiCall call("MPIX_Bcast_gpu", comm);
+  TypeMapping type;
+  if (!call.checkComm() || !call.checkCount("count", count) || !call.checkRoot(root) ||
+      !call.checkType("datatype", datatype, &type) || !call.checkBytes(count, type.size, 1) ||
+      !call.checkBuffer("buffer", buffer, count) || !call.checkNotInPlace("buffer", buffer))
+    return call.code();
+  if (count == 0) return MPI_SUCCESS;
+  return execute(call, request(Coll::Bcast, type, RedOp::Sum, count, buffer, buffer, root), count * type.size);
+}
+
+int MPIX_Allgather_gpu(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  ApiCall call("MPIX_Allgather_gpu", comm);
+  TypeMapping rtype, stype;
+  if (!call.checkComm() || !call.checkCount("recvcount", recvcount) ||
+      !call.checkType("recvtype", recvtype, &rtype) || !call.checkBytes(recvcount, rtype.size, call.size()) ||
+      !call.checkBuffer("recvbuf", recvbuf, recvcount) || !call.checkNotInPlace("recvbuf", recvbuf))
+    return call.code();
+  if (sendbuf != MPI_IN_PLACE &&
+      (!call.checkCount("sendcount", sendcount) || !call.checkType("sendtype", sendtype, &stype) ||
+       !call.checkSameSignature(sendcount, sendtype, stype, recvcount, recvtype, rtype) ||
+       !call.checkBuffer("sendbuf", sendbuf, sendcount)))
+    return call.code();
+  if (recvcount == 0) return MPI_SUCCESS;
+  if (sendbuf == MPI_IN_PLACE)
+    sendbuf = static_cast<char *>(recvbuf) + size_t(call.rank()) * size_t(recvcount) * rtype.size;
+  return execute(call, request(Coll::Allgather, rtype, RedOp::Sum, recvcount, sendbuf, recvbuf, 0),
+                 recvcount * rtype.size);
+}
+
+int MPIX_Reduce_scatter_block_gpu(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype,
+                                  MPI_Op op, MPI_Comm comm) {
+  ApiCall call("MPIX_Reduce_scatter_block_gpu", comm);
+  TypeMapping type;
+  RedOp redop;
+  if (!call.checkComm() || !call.checkCount("recvcount", recvcount) ||
+      !call.checkReduction(datatype, op, &type, &redop) || !call.checkBytes(recvcount, type.size, call.size()) ||
+      !call.checkBuffer("sendbuf", sendbuf, recvcount) || !call.checkBuffer("recvbuf", recvbuf, recvcount) ||
+      !call.checkNotInPlace("recvbuf", recvbuf))
+    return call.code();
+  if (recvcount == 0) return MPI_SUCCESS;
+  if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
+  return execute(call, request(Coll::ReduceScatter, type, redop, recvcount, sendbuf, recvbuf, 0),
+                 recvcount * type.size);
+}
+
+int MPIX_Alltoall_gpu(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  ApiCall call("MPIX_Alltoall_gpu", comm);
+  TypeMapping rtype, stype;
+  if (!call.checkComm() || !call.checkCount("recvcount", recvcount) ||
+      !call.checkType("recvtype", recvtype, &rtype) || !call.checkBytes(recvcount, rtype.size, call.size()) ||
+      !call.checkBuffer("recvbuf", recvbuf, recvcount) || !call.checkNotInPlace("recvbuf", recvbuf))
+    return call.code();
+  if (sendbuf != MPI_IN_PLACE &&
+      (!call.checkCount("sendcount", sendcount) || !call.checkType("sendtype", sendtype, &stype) ||
+       !call.checkSameSignature(sendcount, sendtype, stype, recvcount, recvtype, rtype) ||
+       !call.checkBuffer("sendbuf", sendbuf, sendcount)))
+    return call.code();
+  if (recvcount == 0) return MPI_SUCCESS;
+  if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
+  return execute(call, request(Coll::Alltoall, rtype, RedOp::Sum, recvcount, sendbuf, recvbuf, 0),
+                 recvcount * rtype.size);
+}
+
+int MPIX_Barrier_gpu(MPI_Comm comm) {
+  ApiCall call("MPIX_Barrier_gpu", comm);
+  if (!call.checkComm()) return call.code();
+  const TypeMapping none{DataType::Bytes, 1};
+  return execute(call, request(Coll::Barrier, none, RedOp::Sum, 0, nullptr, nullptr, 0), 0);
+}
+
+// Host buffers complete before returning, so the stream-ordered variants
+// are the blocking ones until the CUDA engine takes device buffers.
+int MPIX_Allreduce_gpu_enqueue(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                               MPI_Comm comm, MPIX_Gpu_stream) {
+  return MPIX_Allreduce_gpu(sendbuf, recvbuf, count, datatype, op, comm);
+}
+int MPIX_Reduce_gpu_enqueue(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                            int root, MPI_Comm comm, MPIX_Gpu_stream) {
+  return MPIX_Reduce_gpu(sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+int MPIX_Bcast_gpu_enqueue(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                           MPIX_Gpu_stream) {
+  return MPIX_Bcast_gpu(buffer, count, datatype, root, comm);
+}
+int MPIX_Allgather_gpu_enqueue(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                               MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPIX_Gpu_stream) {
+  return MPIX_Allgather_gpu(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+int MPIX_Reduce_scatter_block_gpu_enqueue(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPIX_Gpu_stream) {
+  return MPIX_Reduce_scatter_block_gpu(sendbuf, recvbuf, recvcount, datatype, op, comm);
+}
+int MPIX_Alltoall_gpu_enqueue(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                              MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPIX_Gpu_stream) {
+  return MPIX_Alltoall_gpu(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+int MPIX_Comm_gpu_init(MPI_Comm comm, MPI_Info) {
+  ApiCall call("MPIX_Comm_gpu_init", comm);
+  if (!call.checkComm()) return call.code();
+  Status s = contextInit(comm);
+  return s == Status::Ok ? MPI_SUCCESS : call.failStatus(s, "could not set up Chorus on this communicator");
+}
+
+int MPIX_Comm_gpu_free(MPI_Comm comm) {
+  ApiCall call("MPIX_Comm_gpu_free", comm);
+  if (!call.checkComm()) return call.code();
+  Status s = contextFree(comm);
+  return s == Status::Ok ? MPI_SUCCESS : call.failStatus(s, nullptr);
+}
+
+const char *MPIX_Gpu_version_string(void) {
+  return "Chorus " CHORUS_STRINGIFY(CHORUS_VERSION_MAJOR) "." CHORUS_STRINGIFY(CHORUS_VERSION_MINOR) "." CHORUS_STRINGIFY(
+      CHORUS_VERSION_PATCH)
+#ifdef CHORUS_HAVE_CUDA
+      " (CUDA)"
+#else
+      " (host only)"
+#endif
+      ;
+}
+
+}  // extern "C"

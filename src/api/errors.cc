@@ -1,0 +1,83 @@
+#include "api/errors.h"
+
+#include <cstdarg>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "core/log.h"
+
+namespace chorus {
+
+namespace {
+
+constexpr const char *kClassText[] = {
+    "Chorus: invalid argument",
+    "Chorus: unsupported operation",
+    "Chorus: timed out waiting for a peer",
+    "Chorus: internal error",
+};
+
+// Distinct messages are few (arguments x values seen); past this bound new
+// messages share their class's generic code rather than grow MPI's tables.
+constexpr size_t kMaxCodes = 4096;
+
+struct ErrorTable {
+  std::mutex mutex;
+  bool registered = false;
+  int classes[int(ErrorClass::Count)] = {};
+  std::map<std::string, int> codes;
+};
+
+ErrorTable &table() {
+  static ErrorTable t;
+  return t;
+}
+
+int codeFor(ErrorClass cls, const std::string &message) {
+  ErrorTable &t = table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  if (!t.registered) {
+    for (int i = 0; i < int(ErrorClass::Count); ++i) {
+      if (MPI_Add_error_class(&t.classes[i]) != MPI_SUCCESS) return MPI_ERR_OTHER;
+      MPI_Add_error_string(t.classes[i], kClassText[i]);
+    }
+    t.registered = true;
+  }
+  const std::string key = std::to_string(int(cls)) + message;
+  auto it = t.codes.find(key);
+  if (it != t.codes.end()) return it->second;
+  const int cl = t.classes[int(cls)];
+  if (t.codes.size() >= kMaxCodes) return cl;
+  int code = cl;
+  if (MPI_Add_error_code(cl, &code) != MPI_SUCCESS) return cl;
+  MPI_Add_error_string(code, message.c_str());
+  t.codes.emplace(key, code);
+  return code;
+}
+
+}  // namespace
+
+ErrorClass errorClassOf(Status s) {
+  switch (s) {
+    case Status::InvalidArgument: return ErrorClass::Argument;
+    case Status::Unsupported: return ErrorClass::Unsupported;
+    case Status::Timeout: return ErrorClass::Timeout;
+    default: return ErrorClass::Internal;
+  }
+}
+
+int raiseError(MPI_Comm comm, ErrorClass cls, const char *fmt, ...) {
+  char text[MPI_MAX_ERROR_STRING];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  CHORUS_INFO(kSubsysColl, "error raised: %s", text);
+  const int code = codeFor(cls, text);
+  MPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, code);
+  return code;
+}
+
+}  // namespace chorus

@@ -1,0 +1,221 @@
+#include "api/mpi_types.h"
+
+#include <climits>
+#include <cstring>
+#include <mutex>
+
+#include "chorus.h"
+
+namespace chorus {
+
+namespace {
+
+// Library-provided handles, created on first use after MPI_Init and freed
+// at MPI_Finalize by an attribute on MPI_COMM_SELF.
+struct CustomHandles {
+  std::once_flag once;
+  MPI_Datatype float16 = MPI_DATATYPE_NULL, bfloat16 = MPI_DATATYPE_NULL;
+  MPI_Datatype e4m3 = MPI_DATATYPE_NULL, e5m2 = MPI_DATATYPE_NULL;
+  MPI_Op avg = MPI_OP_NULL;
+  int keyval = MPI_KEYVAL_INVALID;
+};
+
+CustomHandles &handles() {
+  static CustomHandles h;
+  return h;
+}
+
+// MPI only calls this if a user passes MPIX_GPU_AVG to an MPI collective;
+// an average needs the group size, which a binary MPI op never sees.  It
+// sums MPI's float types so the result is at least the numerator.
+void avgForMpi(void *in, void *inout, int *len, MPI_Datatype *dt) {
+  if (*dt == MPI_FLOAT)
+    for (int i = 0; i < *len; ++i) static_cast<float *>(inout)[i] += static_cast<float *>(in)[i];
+  else if (*dt == MPI_DOUBLE)
+    for (int i = 0; i < *len; ++i) static_cast<double *>(inout)[i] += static_cast<double *>(in)[i];
+}
+
+int freeHandles(MPI_Comm, int, void *, void *) {
+  CustomHandles &h = handles();
+  for (MPI_Datatype *t : {&h.float16, &h.bfloat16, &h.e4m3, &h.e5m2})
+    if (*t != MPI_DATATYPE_NULL) MPI_Type_free(t);
+  if (h.avg != MPI_OP_NULL) MPI_Op_free(&h.avg);
+  MPI_Comm_free_keyval(&h.keyval);
+  return MPI_SUCCESS;
+}
+
+MPI_Datatype makeType(int bytes, const char *name) {
+  MPI_Datatype t = MPI_DATATYPE_NULL;
+  MPI_Type_contiguous(bytes, MPI_BYTE, &t);
+  MPI_Type_commit(&t);
+  MPI_Type_set_name(t, const_cast<char *>(name));
+  return t;
+}
+
+CustomHandles &ensureHandles() {
+  CustomHandles &h = handles();
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) return h;  // handles stay NULL: calls then fail cleanly
+  std::call_once(h.once, [&h] {
+    h.float16 = makeType(2, "MPIX_GPU_FLOAT16");
+    h.bfloat16 = makeType(2, "MPIX_GPU_BFLOAT16");
+    h.e4m3 = makeType(1, "MPIX_GPU_FP8_E4M3");
+    h.e5m2 = makeType(1, "MPIX_GPU_FP8_E5M2");
+    MPI_Op_create(avgForMpi, 1, &h.avg);
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, freeHandles, &h.keyval, nullptr);
+    MPI_Comm_set_attr(MPI_COMM_SELF, h.keyval, nullptr);
+  });
+  return h;
+}
+
+struct NamedType {
+  MPI_Datatype handle;
+  const char *name;
+  enum { Signed, Unsigned, Float, Other } kind;
+};
+
+// Resolved at run time: with Open MPI the handles are addresses, not constants.
+bool lookupPredefined(MPI_Datatype dt, NamedType *out) {
+  const NamedType table[] = {
+      {MPI_INT8_T, "MPI_INT8_T", NamedType::Signed},
+      {MPI_UINT8_T, "MPI_UINT8_T", NamedType::Unsigned},
+      {MPI_INT16_T, "MPI_INT16_T", NamedType::Signed},
+      {MPI_UINT16_T, "MPI_UINT16_T", NamedType::Unsigned},
+      {MPI_INT32_T, "MPI_INT32_T", NamedType::Signed},
+      {MPI_UINT32_T, "MPI_UINT32_T", NamedType::Unsigned},
+      {MPI_INT64_T, "MPI_INT64_T", NamedType::Signed},
+      {MPI_UINT64_T, "MPI_UINT64_T", NamedType::Unsigned},
+      {MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR", NamedType::Signed},
+      {MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", NamedType::Unsigned},
+      {MPI_SHORT, "MPI_SHORT", NamedType::Signed},
+      {MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT", NamedType::Unsigned},
+      {MPI_INT, "MPI_INT", NamedType::Signed},
+      {MPI_UNSIGNED, "MPI_UNSIGNED", NamedType::Unsigned},
+      {MPI_LONG, "MPI_LONG", NamedType::Signed},
+      {MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG", NamedType::Unsigned},
+      {MPI_LONG_LONG, "MPI_LONG_LONG", NamedType::Signed},
+      {MPI_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG", NamedType::Unsigned},
+      {MPI_AINT, "MPI_AINT", NamedType::Signed},
+      {MPI_OFFSET, "MPI_OFFSET", NamedType::Signed},
+      {MPI_COUNT, "MPI_COUNT", NamedType::Signed},
+      {MPI_FLOAT, "MPI_FLOAT", NamedType::Float},
+      {MPI_DOUBLE, "MPI_DOUBLE", NamedType::Float},
+      {MPI_BYTE, "MPI_BYTE", NamedType::Other},
+      {MPI_CHAR, "MPI_CHAR", NamedType::Other},
+      {MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE", NamedType::Other},
+      {MPI_C_BOOL, "MPI_C_BOOL", NamedType::Other},
+      {MPI_WCHAR, "MPI_WCHAR", NamedType::Other},
+      {MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", NamedType::Other},
+      {MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX", NamedType::Other},
+  };
+  for (const NamedType &t : table)
+    if (t.handle == dt) {
+      *out = t;
+      return true;
+    }
+  return false;
+}
+
+DataType integerType(int bytes, bool isSigned) {
+  switch (bytes) {
+    case 1: return isSigned ? DataType::Int8 : DataType::Uint8;
+    case 2: return isSigned ? DataType::Int16 : DataType::Uint16;
+    case 4: return isSigned ? DataType::Int32 : DataType::Uint32;
+    case 8: return isSigned ? DataType::Int64 : DataType::Uint64;
+    default: return DataType::Bytes;
+  }
+}
+
+}  // namespace
+
+bool mapDatatype(MPI_Datatype dt, TypeMapping *out, std::string *why) {
+  if (dt == MPI_DATATYPE_NULL) {
+    *why = "MPI_DATATYPE_NULL";
+    return false;
+  }
+  CustomHandles &h = ensureHandles();
+  const struct { MPI_Datatype handle; DataType type; } custom[] = {
+      {h.float16, DataType::Float16}, {h.bfloat16, DataType::BFloat16},
+      {h.e4m3, DataType::Fp8E4M3}, {h.e5m2, DataType::Fp8E5M2}};
+  for (const auto &c : custom)
+    if (dt == c.handle) {
+      *out = {c.type, dataTypeSize(c.type)};
+      return true;
+    }
+  int size = 0;
+  NamedType named;
+  if (lookupPredefined(dt, &named)) {
+    MPI_Type_size(dt, &size);
+    DataType type = DataType::Bytes;
+    if (named.kind == NamedType::Signed || named.kind == NamedType::Unsigned)
+      type = integerType(size, named.kind == NamedType::Signed);
+    else if (named.kind == NamedType::Float)
+      type = size == 4 ? DataType::Float32 : DataType::Float64;
+    *out = {type, size_t(size)};
+    return true;
+  }
+  int nints, naddrs, ntypes, combiner;
+  if (MPI_Type_get_envelope(dt, &nints, &naddrs, &ntypes, &combiner) != MPI_SUCCESS) {
+    *why = "not a valid datatype handle";
+    return false;
+  }
+  if (combiner != MPI_COMBINER_NAMED) {
+    *why = "a derived datatype (Chorus takes MPI's predefined types and its own MPIX_GPU_* types)";
+    return false;
+  }
+  // Another predefined type (e.g. MPI_PACKED, Fortran types): movable as bytes.
+  MPI_Type_size(dt, &size);
+  *out = {DataType::Bytes, size_t(size)};
+  return true;
+}
+
+bool mapOp(MPI_Op op, RedOp *out, std::string *why) {
+  if (op == MPI_OP_NULL) {
+    *why = "MPI_OP_NULL";
+    return false;
+  }
+  const struct { MPI_Op handle; RedOp op; } known[] = {
+      {MPI_SUM, RedOp::Sum},   {MPI_PROD, RedOp::Prod}, {MPI_MIN, RedOp::Min},  {MPI_MAX, RedOp::Max},
+      {MPI_LAND, RedOp::LAnd}, {MPI_LOR, RedOp::LOr},   {MPI_LXOR, RedOp::LXor}, {MPI_BAND, RedOp::BAnd},
+      {MPI_BOR, RedOp::BOr},   {MPI_BXOR, RedOp::BXor}, {ensureHandles().avg, RedOp::Avg}};
+  for (const auto &k : known)
+    if (op == k.handle) {
+      *out = k.op;
+      return true;
+    }
+  *why = "a user-defined or unsupported op (Chorus takes MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, the logical and "
+         "bitwise ops, and MPIX_GPU_AVG)";
+  return false;
+}
+
+std::string datatypeLabel(MPI_Datatype dt) {
+  if (dt == MPI_DATATYPE_NULL) return "MPI_DATATYPE_NULL";
+  char name[MPI_MAX_OBJECT_NAME] = "";
+  int len = 0;
+  if (MPI_Type_get_name(dt, name, &len) == MPI_SUCCESS && len > 0) return name;
+  return "(unnamed datatype)";
+}
+
+std::string opLabel(MPI_Op op) {
+  const struct { MPI_Op handle; const char *name; } known[] = {
+      {MPI_OP_NULL, "MPI_OP_NULL"}, {MPI_SUM, "MPI_SUM"},   {MPI_PROD, "MPI_PROD"}, {MPI_MIN, "MPI_MIN"},
+      {MPI_MAX, "MPI_MAX"},         {MPI_LAND, "MPI_LAND"}, {MPI_LOR, "MPI_LOR"},   {MPI_LXOR, "MPI_LXOR"},
+      {MPI_BAND, "MPI_BAND"},       {MPI_BOR, "MPI_BOR"},   {MPI_BXOR, "MPI_BXOR"}, {MPI_MAXLOC, "MPI_MAXLOC"},
+      {MPI_MINLOC, "MPI_MINLOC"},   {MPI_REPLACE, "MPI_REPLACE"}};
+  for (const auto &k : known)
+    if (op == k.handle) return k.name;
+  if (op == handles().avg && op != MPI_OP_NULL) return "MPIX_GPU_AVG";
+  return "a user-defined op";
+}
+
+}  // namespace chorus
+
+extern "C" {
+MPI_Datatype MPIX_Gpu_type_float16(void) { return chorus::ensureHandles().float16; }
+MPI_Datatype MPIX_Gpu_type_bfloat16(void) { return chorus::ensureHandles().bfloat16; }
+MPI_Datatype MPIX_Gpu_type_fp8_e4m3(void) { return chorus::ensureHandles().e4m3; }
+MPI_Datatype MPIX_Gpu_type_fp8_e5m2(void) { return chorus::ensureHandles().e5m2; }
+MPI_Op MPIX_Gpu_op_avg(void) { return chorus::ensureHandles().avg; }
+}

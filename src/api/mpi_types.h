@@ -1,0 +1,26 @@
+// MPI datatype and op handles -> Chorus's closed set of types and ops.
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+
+#include "core/datatype.h"
+
+namespace chorus {
+
+struct TypeMapping {
+  DataType type;    // Bytes for predefined types Chorus does not reduce
+  size_t size;      // bytes per element
+};
+
+// False (with `why` set) for MPI_DATATYPE_NULL, derived or uncommitted types.
+bool mapDatatype(MPI_Datatype dt, TypeMapping *out, std::string *why);
+// False (with `why` set) for MPI_OP_NULL and user-defined ops (Chorus's AVG
+// op is the one user-created op it knows).
+bool mapOp(MPI_Op op, RedOp *out, std::string *why);
+// A printable name for a handle ("MPI_FLOAT", "MPIX_GPU_FLOAT16", ...).
+std::string datatypeLabel(MPI_Datatype dt);
+std::string opLabel(MPI_Op op);
+
+}  // namespace chorus

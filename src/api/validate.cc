@@ -1,0 +1,133 @@
+#include "api/validate.h"
+
+#include <cstdarg>
+#include <cstdio>
+
+namespace chorus {
+
+ApiCall::ApiCall(const char *name, MPI_Comm comm) : name_(name), comm_(comm) {}
+
+int ApiCall::fail(ErrorClass cls, const char *fmt, ...) {
+  char text[MPI_MAX_ERROR_STRING - 64];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  code_ = raiseError(comm_, cls, "%s: %s", name_, text);
+  return code_;
+}
+
+int ApiCall::failStatus(Status s, const char *detail) {
+  return fail(errorClassOf(s), "%s", detail && *detail ? detail : statusName(s));
+}
+
+bool ApiCall::checkComm() {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) {
+    // No error handler can run without MPI: just report.
+    fprintf(stderr, "CHORUS: %s called %s MPI_Init\n", name_, initialized ? "after" : "before");
+    code_ = MPI_ERR_OTHER;
+    return false;
+  }
+  if (comm_ == MPI_COMM_NULL) {
+    fail(ErrorClass::Argument, "comm = MPI_COMM_NULL is not a valid communicator");
+    return false;
+  }
+  int inter = 0;
+  if (MPI_Comm_test_inter(comm_, &inter) != MPI_SUCCESS) {
+    comm_ = MPI_COMM_NULL;
+    fail(ErrorClass::Argument, "comm is not a valid communicator handle");
+    return false;
+  }
+  if (inter) {
+    fail(ErrorClass::Unsupported, "comm is an intercommunicator; Chorus supports intracommunicators only");
+    return false;
+  }
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+  return true;
+}
+
+bool ApiCall::checkCount(const char *arg, MPI_Count count) {
+  if (count >= 0) return true;
+  fail(ErrorClass::Argument, "%s = %lld is negative", arg, (long long)count);
+  return false;
+}
+
+bool ApiCall::checkRoot(int root) {
+  if (root >= 0 && root < size_) return true;
+  fail(ErrorClass::Argument, "root = %d is not a rank of comm (size %d)", root, size_);
+  return false;
+}
+
+bool ApiCall::checkType(const char *arg, MPI_Datatype dt, TypeMapping *out) {
+  std::string why;
+  if (mapDatatype(dt, out, &why)) return true;
+  fail(ErrorClass::Argument, "%s = %s is %s", arg, datatypeLabel(dt).c_str(), why.c_str());
+  return false;
+}
+
+bool ApiCall::checkReduction(MPI_Datatype dt, MPI_Op op, TypeMapping *type, RedOp *redop) {
+  if (!checkType("datatype", dt, type)) return false;
+  std::string why;
+  if (!mapOp(op, redop, &why)) {
+    fail(ErrorClass::Argument, "op = %s is %s", opLabel(op).c_str(), why.c_str());
+    return false;
+  }
+  // MPI allows the bitwise ops on MPI_BYTE: treat it as uint8 for them.
+  if (type->type == DataType::Bytes && type->size == 1 && dt == MPI_BYTE &&
+      (*redop == RedOp::BAnd || *redop == RedOp::BOr || *redop == RedOp::BXor))
+    type->type = DataType::Uint8;
+  if (type->type == DataType::Bytes) {
+    fail(ErrorClass::Argument, "datatype = %s cannot be reduced (op = %s); reductions take integer and "
+         "floating-point types", datatypeLabel(dt).c_str(), opLabel(op).c_str());
+    return false;
+  }
+  if (!isValidTypeOp(type->type, *redop)) {
+    fail(ErrorClass::Argument, "op = %s is not defined on datatype = %s (logical and bitwise ops take integer "
+         "types)", opLabel(op).c_str(), datatypeLabel(dt).c_str());
+    return false;
+  }
+  return true;
+}
+
+bool ApiCall::checkBuffer(const char *arg, const void *buf, MPI_Count count) {
+  if (buf || count == 0) return true;
+  fail(ErrorClass::Argument, "%s = NULL with count = %lld", arg, (long long)count);
+  return false;
+}
+
+bool ApiCall::checkNotInPlace(const char *arg, const void *buf) {
+  if (buf != MPI_IN_PLACE) return true;
+  fail(ErrorClass::Argument, "%s = MPI_IN_PLACE is not allowed here", arg);
+  return false;
+}
+
+bool ApiCall::checkBytes(MPI_Count count, size_t elemSize, int blocks) {
+  const unsigned long long limit = ~0ull >> 2;
+  if (elemSize == 0 || (unsigned long long)count <= limit / elemSize / unsigned(blocks)) return true;
+  fail(ErrorClass::Argument, "count = %lld elements of %zu bytes on %d ranks overflows the address space",
+       (long long)count, elemSize, blocks);
+  return false;
+}
+
+bool ApiCall::checkSameSignature(MPI_Count sendcount, MPI_Datatype sendtype, const TypeMapping &send,
+                                 MPI_Count recvcount, MPI_Datatype recvtype, const TypeMapping &recv) {
+  const bool sameType = sendtype == recvtype ||
+                        (send.type != DataType::Bytes && send.type == recv.type && send.size == recv.size);
+  if (!sameType) {
+    fail(ErrorClass::Argument, "sendtype = %s does not match recvtype = %s", datatypeLabel(sendtype).c_str(),
+         datatypeLabel(recvtype).c_str());
+    return false;
+  }
+  if (sendcount != recvcount) {
+    fail(ErrorClass::Argument, "sendcount = %lld does not match recvcount = %lld", (long long)sendcount,
+         (long long)recvcount);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace chorus

@@ -1,0 +1,24 @@
+// The collectives and algorithms Chorus knows, and the planner's choice.
+#pragma once
+
+#include "core/datatype.h"
+
+namespace chorus {
+
+enum class Coll : uint8_t { Allreduce, Reduce, Bcast, Allgather, ReduceScatter, Alltoall, Barrier, Count };
+enum class Algo : uint8_t { Ring, Tree, Direct, Chain, Pairwise, Dissemination, Local, Count };
+
+const char *collName(Coll c);
+const char *algoName(Algo a);
+
+struct Plan {
+  Algo algo;
+  const char *why;  // for the INFO log: what decided
+};
+
+// Pick the algorithm for `bytes` (the whole vector for allreduce, reduce and
+// bcast; one rank's block for the others) on `nranks` node-local ranks.
+// Honours CHORUS_ALGO where it names an algorithm the collective has.
+Plan planCollective(Coll coll, size_t bytes, int nranks);
+
+}  // namespace chorus

@@ -1,0 +1,20 @@
+// The arguments every algorithm receives: a plain POD shared by host and
+// device executors.  Counts are in elements of the algorithm's type.
+#pragma once
+
+#include "core/common.h"
+
+namespace chorus {
+
+struct CollArgs {
+  const void *sendbuf;  // never MPI_IN_PLACE here: the API resolves it
+  void *recvbuf;
+  size_t count;         // allreduce/reduce/bcast: whole vector;
+                        // allgather/reduce-scatter/alltoall: one rank's block
+  int root;
+  int rank;
+  int nranks;
+  size_t sliceElems;    // largest slice one primitive call moves (<= a FIFO slot)
+};
+
+}  // namespace chorus

@@ -1,0 +1,35 @@
+// What the host primitives need from a communicator context: the FIFO ends
+// towards every peer, and how to wait.  One channel per context; the host
+// executor runs every algorithm on it in the calling thread.
+#pragma once
+
+#include "core/common.h"
+#include "transport/fifo.h"
+
+namespace chorus {
+
+struct HostChannel {
+  int rank = 0;
+  int nranks = 1;
+  FifoEnd *sendTo = nullptr;    // [nranks]; sendTo[p] writes into p's memory
+  FifoEnd *recvFrom = nullptr;  // [nranks]; recvFrom[p] reads our own memory
+  size_t slotBytes = 0;
+  int64_t timeoutNs = 0;        // 0: wait forever
+  int spinCount = 0;            // polls before yielding the core
+  const char *coll = "";        // the running collective and algorithm, for errors
+  const char *algo = "";
+  Status error = Status::Ok;    // sticky: once set, every primitive is a no-op
+  char *scratch = nullptr;      // slotBytes of private memory for the direct algorithms
+  char errorText[256] = "";     // what failed, for the MPI error string
+};
+
+// Block until `counter` reaches `target` (acquire), backing off from
+// spinning to yielding to short sleeps.  On timeout logs which peer and
+// message we waited for and returns Status::Timeout.
+Status hostWaitCounter(HostChannel &ch, const FifoCounter *counter, uint64_t target, int peer,
+                       bool waitingForData);
+
+inline uint64_t loadAcquire(const FifoCounter *c) { return __atomic_load_n(&c->value, __ATOMIC_ACQUIRE); }
+inline void storeRelease(FifoCounter *c, uint64_t v) { __atomic_store_n(&c->value, v, __ATOMIC_RELEASE); }
+
+}  // namespace chorus

@@ -1,0 +1,90 @@
+// Template bodies of the host executor, included by the host_exec_*.cc
+// instantiation units only.
+#pragma once
+
+#include "coll/allgather_ring.h"
+#include "coll/allreduce_direct.h"
+#include "coll/allreduce_ring.h"
+#include "coll/allreduce_tree.h"
+#include "coll/alltoall_pairwise.h"
+#include "coll/barrier_dissemination.h"
+#include "coll/bcast_chain.h"
+#include "coll/direct_collectives.h"
+#include "coll/functors.h"
+#include "coll/host_executor.h"
+#include "coll/prims_host.h"
+#include "coll/reduce_chain.h"
+#include "coll/reduce_scatter_ring.h"
+
+namespace chorus {
+
+inline CollArgs makeArgs(const HostChannel &ch, const CollRequest &req, size_t elemSize) {
+  CollArgs a;
+  a.sendbuf = req.sendbuf;
+  a.recvbuf = req.recvbuf;
+  a.count = req.count;
+  a.root = req.root;
+  a.rank = ch.rank;
+  a.nranks = ch.nranks;
+  a.sliceElems = ch.slotBytes / elemSize;
+  return a;
+}
+
+template <typename T, typename Func>
+Status runReduction(HostChannel &ch, const CollRequest &req) {
+  HostPrims<T, Func> prims(ch);
+  const CollArgs a = makeArgs(ch, req, sizeof(T));
+  T *scratch = reinterpret_cast<T *>(ch.scratch);
+  switch (req.coll) {
+    case Coll::Allreduce:
+      if (req.algo == Algo::Local) {
+        const T *src = static_cast<const T *>(a.sendbuf);
+        for (size_t off = 0; off < a.count; off += a.sliceElems)
+          prims.localCopy(src + off, static_cast<T *>(a.recvbuf) + off, minSize(a.sliceElems, a.count - off));
+      } else if (req.algo == Algo::Tree) {
+        allreduceTree<T>(a, prims);
+      } else if (req.algo == Algo::Direct) {
+        allreduceDirect<T>(a, prims, scratch);
+      } else {
+        allreduceRing<T>(a, prims);
+      }
+      break;
+    case Coll::Reduce:
+      if (req.algo == Algo::Direct || req.algo == Algo::Local) reduceDirect<T>(a, prims, scratch);
+      else reduceChain<T>(a, prims);
+      break;
+    case Coll::ReduceScatter:
+      if (req.algo == Algo::Direct || req.algo == Algo::Local) reduceScatterDirect<T>(a, prims, scratch);
+      else reduceScatterRing<T>(a, prims);
+      break;
+    default:
+      return Status::InternalError;
+  }
+  return ch.error;
+}
+
+template <typename T>
+Status hostExecuteReduction(HostChannel &ch, const CollRequest &req) {
+  switch (req.op) {
+    case RedOp::Sum: return runReduction<T, FuncSum<T>>(ch, req);
+    case RedOp::Prod: return runReduction<T, FuncProd<T>>(ch, req);
+    case RedOp::Min: return runReduction<T, FuncMin<T>>(ch, req);
+    case RedOp::Max: return runReduction<T, FuncMax<T>>(ch, req);
+    case RedOp::Avg: return runReduction<T, FuncAvg<T>>(ch, req);
+    default: break;
+  }
+  if constexpr (std::is_integral<T>::value) {
+    switch (req.op) {
+      case RedOp::LAnd: return runReduction<T, FuncLAnd<T>>(ch, req);
+      case RedOp::LOr: return runReduction<T, FuncLOr<T>>(ch, req);
+      case RedOp::LXor: return runReduction<T, FuncLXor<T>>(ch, req);
+      case RedOp::BAnd: return runReduction<T, FuncBAnd<T>>(ch, req);
+      case RedOp::BOr: return runReduction<T, FuncBOr<T>>(ch, req);
+      case RedOp::BXor: return runReduction<T, FuncBXor<T>>(ch, req);
+      default: break;
+    }
+  }
+  return Status::InternalError;  // the API validated (type, op) already
+}
+
+}  // namespace chorus

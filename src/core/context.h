@@ -1,0 +1,42 @@
+// One Chorus context per MPI communicator: created on first use (or by
+// MPIX_Comm_gpu_init), cached as an MPI attribute, torn down by the
+// attribute's delete callback (MPI_Comm_free, MPIX_Comm_gpu_free, and
+// MPI_Finalize through an attribute on MPI_COMM_SELF).
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "coll/host_channel.h"
+#include "transport/transport.h"
+
+namespace chorus {
+
+struct Context {
+  MPI_Comm comm = MPI_COMM_NULL;  // the user's communicator (not owned)
+  int rank = 0, nranks = 1;
+  int nodeRank = 0, nodeSize = 1;
+  std::vector<PeerInfo> peers;
+  std::vector<FifoEnd> sendTo, recvFrom;  // indexed by peer rank
+  const TransportOps *transport = nullptr;
+  void *transportState = nullptr;         // owned by `transport`
+  size_t slotBytes = 0;
+  int nslots = 0;
+  std::vector<char> scratch;              // slotBytes, for the direct algorithms
+  HostChannel channel;
+  uint64_t collectives = 0;               // count of collectives run, for logs
+};
+
+// The context of `comm`, created (collectively) when missing.
+Status contextGet(MPI_Comm comm, Context **out);
+// Collective: create the context now; no-op when it exists.
+Status contextInit(MPI_Comm comm);
+// Release the context of `comm`, if any (local, not collective).
+Status contextFree(MPI_Comm comm);
+
+// Global one-time set-up after MPI_Init: keyvals, the finalize hook.
+Status libraryInit();
+
+}  // namespace chorus

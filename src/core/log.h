@@ -1,0 +1,40 @@
+// Leveled, subsystem-filtered logging (CHORUS_DEBUG, CHORUS_DEBUG_SUBSYS).
+// WARN always prints, with file:line, function and rank.
+#pragma once
+
+#include <cstdarg>
+
+namespace chorus {
+
+enum class LogLevel : int { None = 0, Warn = 1, Info = 2, Trace = 3 };
+enum LogSubsys : unsigned {
+  kSubsysInit = 1u << 0,
+  kSubsysColl = 1u << 1,
+  kSubsysTransport = 1u << 2,
+  kSubsysTune = 1u << 3,
+  kSubsysTopo = 1u << 4,
+  kSubsysNet = 1u << 5,
+  kSubsysCuda = 1u << 6,
+  kSubsysAll = ~0u,
+};
+
+// Set once the world rank is known, so that every line names its rank.
+void logSetRank(int worldRank);
+bool logEnabled(LogLevel level, unsigned subsys);
+void logPrint(LogLevel level, unsigned subsys, const char *file, int line, const char *func,
+              const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+}  // namespace chorus
+
+#define CHORUS_WARN(...) \
+  ::chorus::logPrint(::chorus::LogLevel::Warn, ::chorus::kSubsysAll, __FILE__, __LINE__, __func__, __VA_ARGS__)
+#define CHORUS_INFO(subsys, ...)                                                               \
+  do {                                                                                         \
+    if (::chorus::logEnabled(::chorus::LogLevel::Info, subsys))                                \
+      ::chorus::logPrint(::chorus::LogLevel::Info, subsys, __FILE__, __LINE__, __func__, __VA_ARGS__); \
+  } while (0)
+#define CHORUS_TRACE(subsys, ...)                                                               \
+  do {                                                                                          \
+    if (::chorus::logEnabled(::chorus::LogLevel::Trace, subsys))                                \
+      ::chorus::logPrint(::chorus::LogLevel::Trace, subsys, __FILE__, __LINE__, __func__, __VA_ARGS__); \
+  } while (0)

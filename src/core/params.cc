@@ -1,0 +1,150 @@
+#include "core/params.h"
+
+#include <strings.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+namespace chorus {
+
+namespace {
+
+constexpr ParamSpec kSpecs[] = {
+#define CHORUS_PARAM_SPEC(id, kind, env, def, accepted, help) {ParamId::id, ParamKind::kind, env, def, accepted, help},
+    CHORUS_PARAM_TABLE(CHORUS_PARAM_SPEC)
+#undef CHORUS_PARAM_SPEC
+};
+constexpr int kNumParams = static_cast<int>(ParamId::Count);
+static_assert(sizeof(kSpecs) / sizeof(kSpecs[0]) == kNumParams, "one spec per ParamId");
+
+struct ParamValue {
+  const char *raw = nullptr;   // environment text, if set
+  std::string text;            // effective value (default when bad)
+  int64_t number = -1;         // Integer/Size; -1 = auto
+};
+
+std::once_flag g_once;
+ParamValue g_values[kNumParams];
+
+bool inList(const char *accepted, const char *item) {
+  std::string list(accepted);
+  size_t start = 0;
+  for (;;) {
+    size_t comma = list.find(',', start);
+    std::string entry = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (strcasecmp(entry.c_str(), item) == 0) return true;
+    if (comma == std::string::npos) return false;
+    start = comma + 1;
+  }
+}
+
+// "lo..hi" possibly prefixed with "auto or ".
+bool inRange(const char *accepted, int64_t v) {
+  const char *range = strstr(accepted, "..");
+  if (!range) return true;
+  const char *lo = range;
+  while (lo > accepted && lo[-1] != ' ') --lo;
+  int64_t min = 0, max = 0;
+  std::string loText(lo, range - lo);
+  if (!parseSize(loText.c_str(), &min) || !parseSize(range + 2, &max)) return true;
+  return v >= min && v <= max;
+}
+
+bool parseNumber(const ParamSpec &spec, const char *text, int64_t *out) {
+  if (strcasecmp(text, "auto") == 0 && strstr(spec.accepted, "auto")) {
+    *out = -1;
+    return true;
+  }
+  if (spec.kind == ParamKind::Size) return parseSize(text, out) && inRange(spec.accepted, *out);
+  char *end = nullptr;
+  errno = 0;
+  long long v = strtoll(text, &end, 10);
+  if (errno || end == text || *end) return false;
+  *out = v;
+  return inRange(spec.accepted, v);
+}
+
+bool validList(const ParamSpec &spec, const char *text) {
+  std::string list(text[0] == '^' ? text + 1 : text);
+  size_t start = 0;
+  for (;;) {
+    size_t comma = list.find(',', start);
+    std::string item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!inList(spec.accepted, item.c_str())) return false;
+    if (comma == std::string::npos) return true;
+    start = comma + 1;
+  }
+}
+
+void parseOne(const ParamSpec &spec, ParamValue &value) {
+  value.raw = getenv(spec.env);
+  const char *text = value.raw && *value.raw ? value.raw : nullptr;
+  bool ok = true;
+  if (text) {
+    switch (spec.kind) {
+      case ParamKind::Choice: ok = !*spec.accepted || inList(spec.accepted, text); break;
+      case ParamKind::List: ok = validList(spec, text); break;
+      case ParamKind::Integer:
+      case ParamKind::Size: ok = parseNumber(spec, text, &value.number); break;
+    }
+    if (!ok)
+      // The logger depends on these settings, so this one warning goes straight to stderr.
+      fprintf(stderr, "CHORUS WARN %s=\"%s\" is not valid (accepted: %s); using the default \"%s\"\n", spec.env,
+              text, spec.accepted, spec.defaultValue);
+  }
+  value.text = (text && ok) ? text : spec.defaultValue;
+  if ((spec.kind == ParamKind::Integer || spec.kind == ParamKind::Size) && !(text && ok))
+    parseNumber(spec, spec.defaultValue, &value.number);
+}
+
+}  // namespace
+
+bool parseSize(const char *text, int64_t *out) {
+  if (!text || !*text) return false;
+  char *end = nullptr;
+  errno = 0;
+  long long v = strtoll(text, &end, 10);
+  if (errno || end == text || v < 0) return false;
+  int64_t scale = 1;
+  switch (*end) {
+    case 0: break;
+    case 'k': case 'K': scale = int64_t(1) << 10; ++end; break;
+    case 'm': case 'M': scale = int64_t(1) << 20; ++end; break;
+    case 'g': case 'G': scale = int64_t(1) << 30; ++end; break;
+    default: return false;
+  }
+  if (*end == 'B' || *end == 'b') ++end;
+  if (*end) return false;
+  if (v > INT64_MAX / scale) return false;
+  *out = v * scale;
+  return true;
+}
+
+void paramsInit() {
+  std::call_once(g_once, [] {
+    for (int i = 0; i < kNumParams; ++i) parseOne(kSpecs[i], g_values[i]);
+  });
+}
+
+const ParamSpec &paramSpec(ParamId id) { return kSpecs[static_cast<int>(id)]; }
+
+int64_t paramInt(ParamId id) {
+  paramsInit();
+  return g_values[static_cast<int>(id)].number;
+}
+
+const char *paramString(ParamId id) {
+  paramsInit();
+  return g_values[static_cast<int>(id)].text.c_str();
+}
+
+const char *paramRaw(ParamId id) {
+  paramsInit();
+  return g_values[static_cast<int>(id)].raw;
+}
+
+}  // namespace chorus

@@ -1,0 +1,72 @@
+// The declarative table of CHORUS_* settings.  Each row: identifier, kind,
+// environment variable, default, accepted values, help.  chorus_info prints
+// this table; params.cc parses it once, warning about bad values (naming the
+// variable and the accepted values) and falling back to the default.
+#pragma once
+
+#include <cstdint>
+
+namespace chorus {
+
+enum class ParamKind { Choice, Integer, Size, List };
+
+// X(id, kind, env, default, accepted, help)
+#define CHORUS_PARAM_TABLE(X)                                                                     \
+  X(Algo, Choice, "CHORUS_ALGO", "auto", "auto,ring,tree,direct",                                 \
+    "Force the algorithm of every collective that has it (allreduce: ring|tree|direct; "          \
+    "reduce-scatter, allgather, bcast, reduce: ring|direct). auto lets the planner choose by size.") \
+  X(Proto, Choice, "CHORUS_PROTO", "auto", "auto,simple,ll",                                      \
+    "Force the GPU protocol: simple (bandwidth) or ll (latency). Host buffers always use simple.") \
+  X(Debug, Choice, "CHORUS_DEBUG", "WARN", "NONE,WARN,INFO,TRACE",                                \
+    "Log level. WARN always names file:line and rank; INFO says which algorithm ran and why.")    \
+  X(DebugSubsys, List, "CHORUS_DEBUG_SUBSYS", "ALL", "ALL,INIT,COLL,TRANSPORT,TUNE,TOPO,NET,CUDA", \
+    "Comma-separated subsystems whose INFO/TRACE lines are printed; ^ in front excludes them.")    \
+  X(DebugFile, Choice, "CHORUS_DEBUG_FILE", "", "",                                               \
+    "Write logs to this file instead of stderr; %h is replaced by the host name, %p by the pid.") \
+  X(Timeout, Integer, "CHORUS_TIMEOUT", "300", "0..86400",                                        \
+    "Seconds a rank waits for a peer before the collective fails with an error naming the peer "  \
+    "and step (0 waits forever).")                                                                \
+  X(ShmSlotSize, Size, "CHORUS_SHM_SLOT_SIZE", "256K", "4K..64M",                                 \
+    "Bytes in one shared-memory FIFO slot: the pipelining chunk of host collectives.")            \
+  X(ShmSlots, Integer, "CHORUS_SHM_SLOTS", "4", "2..64",                                          \
+    "Slots in each shared-memory FIFO (one FIFO per ordered pair of ranks of a node).")           \
+  X(DirectMaxBytes, Size, "CHORUS_DIRECT_MAX_BYTES", "auto", "auto or 0..64M",                    \
+    "Largest message (bytes per rank) for the one-shot direct algorithms; auto uses the "         \
+    "measured crossover.")                                                                        \
+  X(TreeMaxBytes, Size, "CHORUS_TREE_MAX_BYTES", "auto", "auto or 0..1G",                         \
+    "Largest allreduce message for the double binary tree; larger ones use the ring.")           \
+  X(SpinCount, Integer, "CHORUS_SPIN_COUNT", "auto", "auto or 0..100000000",                      \
+    "Polls before a waiting rank starts yielding the core. auto: many when every rank has a "     \
+    "core, few when the node is oversubscribed.")
+
+enum class ParamId : int {
+#define CHORUS_PARAM_ID(id, kind, env, def, accepted, help) id,
+  CHORUS_PARAM_TABLE(CHORUS_PARAM_ID)
+#undef CHORUS_PARAM_ID
+      Count
+};
+
+struct ParamSpec {
+  ParamId id;
+  ParamKind kind;
+  const char *env;
+  const char *defaultValue;
+  const char *accepted;  // comma list for Choice/List, "lo..hi" range for Integer/Size
+  const char *help;
+};
+
+// Parse every setting from the environment (idempotent; first call wins).
+void paramsInit();
+
+const ParamSpec &paramSpec(ParamId id);
+// Integer and Size settings; "auto" reads as -1.
+int64_t paramInt(ParamId id);
+// Choice and List settings, as given (or the default when bad or unset).
+const char *paramString(ParamId id);
+// The raw environment value, or nullptr when unset.
+const char *paramRaw(ParamId id);
+
+// Parse "64", "4K", "2M", "1G" (case-insensitive); false when malformed.
+bool parseSize(const char *text, int64_t *out);
+
+}  // namespace chorus
