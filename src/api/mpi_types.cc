@@ -77,6 +77,8 @@ struct NamedType {
 };
 
 // Resolved at run time: with Open MPI the handles are addresses, not constants.
+// Fortran's named types are here too: Fortran codes reach us through the
+// C shims of src/fortran with their own handles.
 bool lookupPredefined(MPI_Datatype dt, NamedType *out) {
   const NamedType table[] = {
       {MPI_INT8_T, "MPI_INT8_T", NamedType::Signed},
@@ -100,6 +102,15 @@ bool lookupPredefined(MPI_Datatype dt, NamedType *out) {
       {MPI_AINT, "MPI_AINT", NamedType::Signed},
       {MPI_OFFSET, "MPI_OFFSET", NamedType::Signed},
       {MPI_COUNT, "MPI_COUNT", NamedType::Signed},
+      {MPI_INTEGER, "MPI_INTEGER", NamedType::Signed},
+      {MPI_INTEGER1, "MPI_INTEGER1", NamedType::Signed},
+      {MPI_INTEGER2, "MPI_INTEGER2", NamedType::Signed},
+      {MPI_INTEGER4, "MPI_INTEGER4", NamedType::Signed},
+      {MPI_INTEGER8, "MPI_INTEGER8", NamedType::Signed},
+      {MPI_REAL, "MPI_REAL", NamedType::Float},
+      {MPI_REAL4, "MPI_REAL4", NamedType::Float},
+      {MPI_REAL8, "MPI_REAL8", NamedType::Float},
+      {MPI_DOUBLE_PRECISION, "MPI_DOUBLE_PRECISION", NamedType::Float},
       {MPI_FLOAT, "MPI_FLOAT", NamedType::Float},
       {MPI_DOUBLE, "MPI_DOUBLE", NamedType::Float},
       {MPI_BYTE, "MPI_BYTE", NamedType::Other},
@@ -151,7 +162,7 @@ bool mapDatatype(MPI_Datatype dt, TypeMapping *out, std::string *why) {
     DataType type = DataType::Bytes;
     if (named.kind == NamedType::Signed || named.kind == NamedType::Unsigned)
       type = integerType(size, named.kind == NamedType::Signed);
-    else if (named.kind == NamedType::Float)
+    else if (named.kind == NamedType::Float && (size == 4 || size == 8))
       type = size == 4 ? DataType::Float32 : DataType::Float64;
     *out = {type, size_t(size)};
     return true;

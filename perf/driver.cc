@@ -1,0 +1,385 @@
+// The shared driver: setup, the size sweep, timing and checking.  Output
+// formats live in report.cc, flags in options.cc.
+#include "driver.h"
+
+#include <chorus.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "memory.h"
+#include "options.h"
+#include "report.h"
+
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>  // MPIX_Query_cuda_support
+#endif
+
+namespace perf {
+
+bool fitsInt(size_t count) { return count <= size_t(INT_MAX); }
+
+namespace {
+
+// Timed iterations are split into this many batches; with --mpi a batch of
+// MPI calls follows each batch of Chorus calls, so that both see the same
+// machine state (clock boost, neighbours' load) over the run.
+constexpr int kBatches = 4;
+
+struct Buffers {
+  void *send = nullptr;
+  void *recv = nullptr;
+  std::vector<unsigned char> hostSend;  // staging for init and check
+  std::vector<unsigned char> hostRecv;
+};
+
+// Whether every rank says `ok`.
+bool allRanks(bool ok, MPI_Comm comm) {
+  int mine = ok ? 1 : 0, all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, comm);
+  return all == 1;
+}
+
+// Collective: false if any rank failed; the lowest failing rank prints `why`.
+bool agreeOrReport(bool ok, const std::string &why, int rank, MPI_Comm comm) {
+  int failing = ok ? INT_MAX : rank, first = INT_MAX;
+  MPI_Allreduce(&failing, &first, 1, MPI_INT, MPI_MIN, comm);
+  if (first == INT_MAX) return true;
+  if (rank == first) std::fprintf(stderr, "error (rank %d): %s\n", rank, why.c_str());
+  return false;
+}
+
+// A failing collective ends the run: other ranks may be stuck inside it.
+void checkCall(int rc, const char *who, const char *coll, int rank) {
+  if (rc == MPI_SUCCESS) return;
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS) std::snprintf(msg, sizeof msg, "error code %d", rc);
+  std::fprintf(stderr, "error (rank %d): %s %s failed: %s\n", rank, who, coll, msg);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 3);
+}
+
+bool mpiTakesDevicePointers() {
+  if (const char *env = std::getenv("CHORUS_PERF_MPI_CUDA_AWARE")) return std::atoi(env) != 0;
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
+}
+
+std::string firstLine(const char *s) {
+  const char *nl = std::strchr(s, '\n');
+  return nl ? std::string(s, nl) : std::string(s);
+}
+
+int localRank(MPI_Comm comm) {
+  MPI_Comm node;
+  int r = 0;
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  MPI_Comm_rank(node, &r);
+  MPI_Comm_free(&node);
+  return r;
+}
+
+// Fills run.rankHosts/rankPids/rankWhere on every rank.
+void gatherRanks(RunInfo *run, const std::string &where, MPI_Comm comm) {
+  constexpr int kLen = 256;
+  struct Entry {
+    char host[kLen];
+    char where[kLen];
+    long pid;
+  } mine = {}, *all = new Entry[run->nranks];
+  int len = 0;
+  char host[MPI_MAX_PROCESSOR_NAME];
+  MPI_Get_processor_name(host, &len);
+  std::snprintf(mine.host, kLen, "%s", host);
+  std::snprintf(mine.where, kLen, "%s", where.c_str());
+  mine.pid = long(getpid());
+  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all, sizeof mine, MPI_BYTE, comm);
+  for (int r = 0; r < run->nranks; ++r) {
+    run->rankHosts.push_back(all[r].host);
+    run->rankWhere.push_back(all[r].where);
+    run->rankPids.push_back(all[r].pid);
+  }
+  delete[] all;
+}
+
+// Writes this rank's inputs for `ctx` into the buffers: the receive buffer is
+// first poisoned with 0xff bytes (NaN for floats, -1 or max for integers).
+bool fillInputs(const Collective &coll, const DataCtx &ctx, Type t, MemKind mem, Buffers *b) {
+  const size_t ts = typeInfo(t).size;
+  const CollCounts &c = ctx.counts;
+  std::memset(b->hostRecv.data(), 0xff, c.recvElems * ts);
+  if (c.sendElems) {
+    for (size_t i = 0; i < c.sendElems; ++i) storeElement(t, b->hostSend.data(), i, coll.input(ctx, i));
+    if (!memCopyIn(mem, b->send, b->hostSend.data(), c.sendElems * ts)) return false;
+  } else {
+    for (size_t i = 0; i < c.recvElems; ++i) {
+      const double v = coll.input(ctx, i);
+      if (!std::isnan(v)) storeElement(t, b->hostRecv.data(), i, v);
+    }
+  }
+  return memCopyIn(mem, b->recv, b->hostRecv.data(), c.recvElems * ts);
+}
+
+// Wrong elements of this rank's receive buffer; -1 if it could not be read.
+long long countWrong(const Collective &coll, const DataCtx &ctx, Type t, MemKind mem, Buffers *b) {
+  if (coll.checksRank && !coll.checksRank(ctx)) return 0;
+  const CollCounts &c = ctx.counts;
+  if (!memCopyOut(mem, b->hostRecv.data(), b->recv, c.recvElems * typeInfo(t).size)) return -1;
+  long long wrong = 0;
+  for (size_t i = 0; i < c.recvElems; ++i) {
+    if (!ctx.gen->matches(loadElement(t, b->hostRecv.data(), i), coll.expected(ctx, i))) ++wrong;
+  }
+  return wrong;
+}
+
+// Warm-up, then `iters` timed calls in alternating batches.  Returns the
+// per-call time in seconds of the slowest rank, for Chorus and for MPI.
+void timeSize(const Collective &coll, const CollArgs &ch, const CollArgs *mpi, const Options &o, int rank,
+              MPI_Comm comm, double *chSec, double *mpiSec) {
+  for (int i = 0; i < o.warmup; ++i) checkCall(coll.runChorus(ch), "Chorus", coll.name, rank);
+  if (mpi) {
+    for (int i = 0; i < o.warmup; ++i) checkCall(coll.runMpi(*mpi), "MPI", coll.name, rank);
+  }
+  const int batches = std::min(o.iters, kBatches);
+  double local[2] = {0, 0};
+  for (int b = 0; b < batches; ++b) {
+    const int n = o.iters / batches + (b < o.iters % batches ? 1 : 0);
+    MPI_Barrier(comm);
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < n; ++i) checkCall(coll.runChorus(ch), "Chorus", coll.name, rank);
+    local[0] += MPI_Wtime() - t0;
+    if (!mpi) continue;
+    MPI_Barrier(comm);
+    t0 = MPI_Wtime();
+    for (int i = 0; i < n; ++i) checkCall(coll.runMpi(*mpi), "MPI", coll.name, rank);
+    local[1] += MPI_Wtime() - t0;
+  }
+  local[0] /= o.iters;
+  local[1] /= o.iters;
+  double slowest[2];
+  MPI_Allreduce(local, slowest, 2, MPI_DOUBLE, MPI_MAX, comm);
+  *chSec = slowest[0];
+  *mpiSec = slowest[1];
+}
+
+// GB/s for `bytes` in `sec` seconds (0 for an empty or untimed call).
+double gbPerSec(size_t bytes, double sec) { return sec > 0 ? double(bytes) / sec / 1e9 : 0; }
+
+// Everything fixed for the run once flags are parsed.
+struct Setup {
+  const Collective *coll;
+  Options opt;
+  int rank, nranks;
+  MPI_Comm comm;
+  Buffers buf;
+  const DataGen *gen;
+  MPI_Op mpiOp;   // reference op (MPI_OP_NULL for copy collectives)
+  bool mpiOn;     // --mpi and nothing excludes MPI for the whole run
+};
+
+// One size of the sweep: time, then check; returns the row.
+SizeResult runSize(Setup &s, const CollCounts &c) {
+  const Collective &coll = *s.coll;
+  const Options &o = s.opt;
+  const size_t ts = typeInfo(o.type).size;
+  CollArgs ch = {c.sendElems ? s.buf.send : nullptr, s.buf.recv, c.count, mpiType(o.type),
+                 coll.usesOp ? chorusOp(o.op) : MPI_OP_NULL, o.root, s.comm};
+  CollArgs mpi = ch;
+  mpi.op = s.mpiOp;
+  SizeResult r = {};
+  r.bytes = c.sizeElems * ts;
+  r.count = c.sizeElems;
+  r.mpiRan = s.mpiOn && fitsInt(c.count) && fitsInt(c.count * size_t(s.nranks));
+  if (s.mpiOn && !r.mpiRan) r.mpiNote = "count exceeds INT_MAX";
+
+  double chSec = 0, mpiSec = 0;
+  timeSize(coll, ch, r.mpiRan ? &mpi : nullptr, o, s.rank, s.comm, &chSec, &mpiSec);
+  r.timeUs = chSec * 1e6;
+  r.algBw = gbPerSec(r.bytes, chSec);
+  r.busBw = r.algBw * coll.busBwFactor(s.nranks);
+  if (r.mpiRan) {
+    r.mpiTimeUs = mpiSec * 1e6;
+    r.mpiAlgBw = gbPerSec(r.bytes, mpiSec);
+    r.mpiBusBw = r.mpiAlgBw * coll.busBwFactor(s.nranks);
+  }
+
+  r.wrong = -1;
+  if (o.check) {
+    const DataCtx ctx = {s.gen, c, s.rank, s.nranks, o.root};
+    bool ok = fillInputs(coll, ctx, o.type, o.mem, &s.buf);
+    if (!allRanks(ok, s.comm)) {
+      if (s.rank == 0) std::fprintf(stderr, "error: copying inputs to the buffers failed\n");
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    checkCall(coll.runChorus(ch), "Chorus", coll.name, s.rank);
+    long long wrong = countWrong(coll, ctx, o.type, o.mem, &s.buf);
+    if (wrong < 0) wrong = (long long)c.recvElems;  // unreadable: all wrong
+    MPI_Allreduce(&wrong, &r.wrong, 1, MPI_LONG_LONG, MPI_SUM, s.comm);
+  }
+  return r;
+}
+
+// The run's MPI reference: sets s->mpiOp, and a reason in *note when MPI
+// cannot run at all.
+void planMpi(Setup *s, std::string *note) {
+  s->mpiOp = MPI_OP_NULL;
+  s->mpiOn = false;
+  if (!s->opt.mpi) return;
+  const bool device = s->opt.mem == MemKind::Device;
+  if (device && !mpiTakesDevicePointers()) {
+    *note = "this MPI is not CUDA-aware (set CHORUS_PERF_MPI_CUDA_AWARE=1 to override)";
+    return;
+  }
+  if (s->coll->usesOp) {
+    const char *why = nullptr;
+    s->mpiOp = mpiReferenceOp(s->opt.type, s->opt.op, device, &why);
+    if (s->mpiOp == MPI_OP_NULL) {
+      *note = why;
+      return;
+    }
+  }
+  s->mpiOn = true;
+}
+
+bool allocate(Setup *s, const CollCounts &maxc, std::string *why) {
+  const size_t ts = typeInfo(s->opt.type).size;
+  const size_t sendBytes = maxc.sendElems * ts, recvBytes = maxc.recvElems * ts;
+  s->buf.send = maxc.sendElems ? memAlloc(s->opt.mem, sendBytes) : nullptr;
+  s->buf.recv = memAlloc(s->opt.mem, recvBytes);
+  if ((maxc.sendElems && !s->buf.send) || !s->buf.recv) {
+    *why = "cannot allocate " + std::to_string(sendBytes + recvBytes) + " bytes of buffers";
+    return false;
+  }
+  try {
+    s->buf.hostSend.resize(std::max<size_t>(sendBytes, 1));
+    s->buf.hostRecv.resize(std::max<size_t>(recvBytes, 1));
+  } catch (const std::bad_alloc &) {
+    *why = "cannot allocate " + std::to_string(sendBytes + recvBytes) + " bytes of host staging";
+    return false;
+  }
+  return true;
+}
+
+void release(Setup *s) {
+  if (s->buf.send) memFree(s->opt.mem, s->buf.send);
+  if (s->buf.recv) memFree(s->opt.mem, s->buf.recv);
+}
+
+const char *baseName(const char *path) {
+  const char *slash = std::strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+int finish(int code, MPI_Comm *comm) {
+  if (*comm != MPI_COMM_NULL) MPI_Comm_free(comm);
+  MPI_Finalize();
+  return code;
+}
+
+}  // namespace
+
+int perfMain(int argc, char **argv, const Collective &coll) {
+  MPI_Init(&argc, &argv);
+  Setup s = {};
+  s.coll = &coll;
+  MPI_Comm_dup(MPI_COMM_WORLD, &s.comm);
+  MPI_Comm_set_errhandler(s.comm, MPI_ERRORS_RETURN);  // report, then abort
+  MPI_Comm_rank(s.comm, &s.rank);
+  MPI_Comm_size(s.comm, &s.nranks);
+
+  RunInfo run;
+  run.tool = baseName(argv[0]);
+  run.collective = coll.name;
+  run.argv.assign(argv, argv + argc);
+  run.usesOp = coll.usesOp;
+  run.usesRoot = coll.usesRoot;
+  run.nranks = s.nranks;
+
+  std::string err;
+  if (!parseOptions(argc, argv, s.nranks, &s.opt, &err)) {
+    if (s.rank == 0) std::fprintf(stderr, "%s: %s\n%s", run.tool.c_str(), err.c_str(), usage(run.tool.c_str()).c_str());
+    return finish(2, &s.comm);
+  }
+  if (s.opt.help) {
+    if (s.rank == 0) std::fputs(usage(run.tool.c_str()).c_str(), stdout);
+    return finish(0, &s.comm);
+  }
+  run.opt = s.opt;
+
+  std::string where, why;
+  bool ok = memSetup(s.opt.mem, localRank(s.comm), &where, &why);
+  if (!agreeOrReport(ok, why, s.rank, s.comm)) return finish(2, &s.comm);
+
+  FILE *json = nullptr;
+  if (s.rank == 0 && !s.opt.jsonPath.empty()) {
+    json = std::fopen(s.opt.jsonPath.c_str(), "w");
+    if (!json) why = "cannot write " + s.opt.jsonPath + ": " + std::strerror(errno);
+  }
+  if (!agreeOrReport(s.rank != 0 || s.opt.jsonPath.empty() || json, why, s.rank, s.comm)) return finish(2, &s.comm);
+
+  run.chorusVersion = MPIX_Gpu_version_string();
+  char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(lib, &len);
+  run.mpiVersion = firstLine(lib);
+  planMpi(&s, &run.mpiNote);
+  gatherRanks(&run, where, s.comm);
+
+  const size_t ts = typeInfo(s.opt.type).size;
+  const CollCounts maxc = coll.counts(s.opt.maxBytes, ts, s.nranks);
+  ok = allocate(&s, maxc, &why);
+  if (!agreeOrReport(ok, why, s.rank, s.comm)) {
+    release(&s);
+    return finish(2, &s.comm);
+  }
+  const DataGen gen(s.opt.type, s.opt.op, coll.usesOp, s.nranks);
+  s.gen = &gen;
+  // Finite, typical values in the buffers before any timing.
+  const DataCtx maxCtx = {&gen, maxc, s.rank, s.nranks, s.opt.root};
+  if (!agreeOrReport(fillInputs(coll, maxCtx, s.opt.type, s.opt.mem, &s.buf), "copying inputs to the buffers failed",
+                     s.rank, s.comm)) {
+    release(&s);
+    return finish(2, &s.comm);
+  }
+
+  if (s.rank == 0) printHeader(stdout, run);
+  std::vector<SizeResult> results;
+  size_t bytes = s.opt.minBytes;
+  do {
+    const CollCounts c = coll.counts(bytes, ts, s.nranks);
+    // Sizes that round to the size just run add nothing.
+    if (!results.empty() && results.back().count == c.sizeElems) continue;
+    results.push_back(runSize(s, c));
+    if (s.rank == 0) printRow(stdout, run, results.back());
+  } while (nextSize(s.opt, &bytes));
+
+  long long wrong = 0;
+  for (const SizeResult &r : results) wrong += std::max(0LL, r.wrong);
+  int code = wrong ? 1 : 0;
+  if (s.rank == 0) {
+    printFooter(stdout, run, results);
+    if (json) {
+      if (!writeJson(json, run, results)) {
+        std::fprintf(stderr, "error: writing %s failed\n", s.opt.jsonPath.c_str());
+        code = 2;
+      }
+      std::fclose(json);
+    }
+  }
+  MPI_Bcast(&code, 1, MPI_INT, 0, s.comm);
+  release(&s);
+  return finish(code, &s.comm);
+}
+
+}  // namespace perf

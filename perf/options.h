@@ -1,0 +1,39 @@
+// Command-line flags of the perf tools (nccl-tests style).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "datatypes.h"
+#include "memory.h"
+
+namespace perf {
+
+struct Options {
+  size_t minBytes = 8;
+  size_t maxBytes = 32 << 20;
+  size_t stepFactor = 2;  // geometric steps, unless stepBytes > 0
+  size_t stepBytes = 0;   // arithmetic steps (-i)
+  int iters = 20;
+  int warmup = 5;
+  bool check = true;
+  Type type = Type::Float32;
+  Op op = Op::Sum;
+  int root = 0;
+  MemKind mem = MemKind::Host;
+  bool mpi = false;
+  std::string jsonPath;  // empty: no JSON
+  bool help = false;
+};
+
+// Parse argv.  False on a bad flag or value, with the reason in *error.
+// `nranks` bounds -r.
+bool parseOptions(int argc, char **argv, int nranks, Options *opt, std::string *error);
+
+// The usage text for `tool` (argv[0]'s base name).
+std::string usage(const char *tool);
+
+// Advance *size to the next size of the sweep; false when past -e.
+bool nextSize(const Options &opt, size_t *size);
+
+}  // namespace perf

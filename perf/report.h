@@ -1,0 +1,48 @@
+// What the perf tools print (rank 0 only): header, one table row per size,
+// footer, and the JSON report.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "options.h"
+
+namespace perf {
+
+// The results of one size, already reduced over ranks.
+struct SizeResult {
+  size_t bytes;          // reported size
+  size_t count;          // elements behind it
+  double timeUs;         // Chorus, per call, slowest rank
+  double algBw, busBw;   // GB/s (1e9 bytes/s)
+  long long wrong;       // wrong elements over all ranks; -1: not checked
+  bool mpiRan;
+  double mpiTimeUs, mpiAlgBw, mpiBusBw;
+  const char *mpiNote;   // why MPI was skipped at this size, or nullptr
+};
+
+// The run as a whole.
+struct RunInfo {
+  std::string tool;         // allreduce_perf
+  std::string collective;   // allreduce
+  std::vector<std::string> argv;
+  bool usesOp, usesRoot;
+  Options opt;
+  int nranks;
+  std::vector<std::string> rankHosts;   // per rank
+  std::vector<std::string> rankWhere;   // per rank: "host" or the GPU
+  std::vector<long> rankPids;
+  std::string chorusVersion;
+  std::string mpiVersion;               // first line of MPI_Get_library_version
+  std::string mpiNote;                  // why --mpi is skipped altogether
+};
+
+std::string commandLine(const std::vector<std::string> &argv);
+void printHeader(FILE *out, const RunInfo &run);
+void printRow(FILE *out, const RunInfo &run, const SizeResult &r);
+void printFooter(FILE *out, const RunInfo &run, const std::vector<SizeResult> &results);
+// False if writing failed.
+bool writeJson(FILE *out, const RunInfo &run, const std::vector<SizeResult> &results);
+
+}  // namespace perf

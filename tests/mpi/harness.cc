@@ -1,0 +1,667 @@
+// Shared helpers of the multi-rank tests; see harness.h.
+//
+// Exact inputs (as nccl-tests does): the expected result must not depend on
+// the order in which Chorus and MPI combine the ranks' values, so
+//  - integer SUM may wrap (MPI's integer ops wrap too), but only where the
+//    wrap is defined: 8/16-bit and unsigned types get any value, signed 32/64
+//    bit ones stay within +-max/nranks so no partial sum overflows;
+//  - integer AVG keeps the whole sum in range (sum / nranks, truncated toward
+//    zero, is then well defined);
+//  - integer PROD: for each element one rank (chosen by the element index)
+//    gives +-2 or +-3, every other rank +-1, so the product is always small;
+//  - float SUM/AVG use small integers whose partial sums over all ranks stay
+//    within the type's exact integer range (fp8 e4m3: every integer up to
+//    16 is exact, 17 is not; e5m2: up to 8, 9 is not; bfloat16 256; half
+//    2048); AVG divides the exact sum once, which is correctly rounded in the
+//    low-precision type also when done in float (24 >= 2p+2 bits);
+//  - float PROD uses {+-0.5, +-1, +-2}: at most 2^+-8 over 8 ranks, exact in
+//    every type (e4m3 reaches 2^-9 with subnormals);
+//  - MIN/MAX take any finite value except -0 (min(-0,+0) depends on order);
+//  - logical ops mix zeros and nonzero values (nonzero ones with their low
+//    byte zero too); bitwise ops and the copy collectives take random bits.
+#include "harness.h"
+
+#define BOOST_TEST_NO_MAIN  // main comes from the test file's BOOST_TEST_MODULE
+#include <boost/test/unit_test.hpp>
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <type_traits>
+
+#include "coll/lowp.h"
+
+namespace chorus_test {
+
+// ---- MPI set-up --------------------------------------------------------------
+
+// MPI_Init before the first test, MPI_Finalize after the last.  Errors return
+// instead of aborting, on MPI_COMM_WORLD and on MPI_COMM_SELF (where MPI
+// raises errors about MPI_COMM_NULL), so that a failing Chorus call is
+// reported as a failed check, and so that the error tests can look at codes.
+struct MpiFixture {
+  MpiFixture() {
+    int provided = 0;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SINGLE, &provided);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    int rank = 0, size = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (rank == 0)
+      std::printf("chorus tests: %d ranks, CHORUS_ALGO=%s, slot %zu bytes, %s\n", size, algoName(),
+                  slotBytes(), MPIX_Gpu_version_string());
+    std::fflush(stdout);
+  }
+  ~MpiFixture() { MPI_Finalize(); }
+};
+BOOST_TEST_GLOBAL_FIXTURE(MpiFixture);
+
+// ---- random numbers ----------------------------------------------------------
+
+static uint64_t mix(uint64_t x) {  // splitmix64 finaliser
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+static uint64_t elemHash(uint64_t seed, int rank, size_t index) {
+  return mix(seed ^ (static_cast<uint64_t>(rank + 17) * 0xd6e8feb86659fd93ull) ^ (index * 0xc2b2ae3d27d4eb4full));
+}
+// Same value on every rank for a given element: used to pick per-element modes.
+static uint64_t sharedHash(uint64_t seed, size_t index) { return elemHash(seed ^ 0x5a5a5a5a, -7, index); }
+
+// ---- generators ----------------------------------------------------------------
+
+template <typename T>
+static void fillInt(void *buf, size_t n, Gen gen, uint64_t seed, int rank, int nranks, size_t first) {
+  using U = std::make_unsigned_t<T>;
+  constexpr bool kSigned = std::is_signed_v<T>;
+  constexpr T kMax = std::numeric_limits<T>::max();
+  T *p = static_cast<T *>(buf);
+  const uint64_t m = static_cast<uint64_t>(kMax) / static_cast<uint64_t>(nranks);  // >= 1
+  for (size_t i = 0; i < n; ++i) {
+    const size_t g = first + i;
+    const uint64_t h = elemHash(seed, rank, g);
+    T v = static_cast<T>(static_cast<U>(h));
+    switch (gen) {
+      case Gen::Copy:
+      case Gen::MinMax:
+      case Gen::Bitwise:
+        break;
+      case Gen::Sum:
+        if (kSigned && sizeof(T) >= 4)
+          v = static_cast<T>(static_cast<int64_t>(h % (2 * m + 1)) - static_cast<int64_t>(m));
+        break;
+      case Gen::Avg:
+        if (nranks > 1) {
+          if (kSigned)
+            v = static_cast<T>(static_cast<int64_t>(h % (2 * m + 1)) - static_cast<int64_t>(m));
+          else
+            v = static_cast<T>(h % (m + 1));
+        }
+        break;
+      case Gen::Prod: {
+        const bool special = static_cast<int>(sharedHash(seed, g) % nranks) == rank;
+        int mag = special ? 2 + static_cast<int>(h & 1) : 1;
+        int sign = (kSigned && (h & 2)) ? -1 : 1;
+        v = static_cast<T>(sign * mag);
+        break;
+      }
+      case Gen::Logical: {
+        const uint64_t mode = sharedHash(seed, g) % 3;  // all nonzero, all zero, mixed
+        const bool zero = mode == 1 || (mode == 2 && (h & 4));
+        if (zero)
+          v = 0;
+        else if (v == 0)
+          v = 1;
+        break;
+      }
+    }
+    p[i] = v;
+  }
+}
+
+// One float input value (native float types store it; low-precision ones
+// convert it).  `bound` is the type's exact-sum bound, `range` the MIN/MAX span.
+static double genFloatValue(Gen gen, uint64_t h, int nranks, double bound, double range) {
+  switch (gen) {
+    case Gen::Sum:
+    case Gen::Avg: {
+      const uint64_t m = static_cast<uint64_t>(std::floor(bound / nranks));
+      return static_cast<double>(static_cast<int64_t>(h % (2 * m + 1)) - static_cast<int64_t>(m));
+    }
+    case Gen::Prod: {
+      static const double kVals[6] = {-2.0, -1.0, -0.5, 0.5, 1.0, 2.0};
+      return kVals[h % 6];
+    }
+    default: {  // MinMax
+      const double u = static_cast<double>(h >> 11) * 0x1.0p-53;  // [0,1)
+      double v = (2.0 * u - 1.0) * range;
+      if ((h & 7) == 0) v = std::floor(v);  // some exact integers and ties too
+      return v == 0.0 ? 0.0 : v;
+    }
+  }
+}
+
+template <typename T>
+static void fillFloat(void *buf, size_t n, Gen gen, uint64_t seed, int rank, int nranks, size_t first) {
+  T *p = static_cast<T *>(buf);
+  const double bound = sizeof(T) == 4 ? 0x1.0p22 : 0x1.0p40;
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t h = elemHash(seed, rank, first + i);
+    if (gen == Gen::Copy) {  // random bits, NaNs included: copies must be bitwise
+      std::memcpy(&p[i], &h, sizeof(T));
+      continue;
+    }
+    T v = static_cast<T>(genFloatValue(gen, h, nranks, bound, 1.0e6));
+    if (v == 0) v = 0;  // never -0
+    p[i] = v;
+  }
+}
+
+template <typename L>
+struct LowTraits;
+template <>
+struct LowTraits<chorus::Half> {
+  using Bits = uint16_t;
+  static constexpr double kBound = 2048, kRange = 60000;
+};
+template <>
+struct LowTraits<chorus::BFloat16> {
+  using Bits = uint16_t;
+  static constexpr double kBound = 256, kRange = 1.0e30;
+};
+template <>
+struct LowTraits<chorus::Fp8E4M3> {
+  using Bits = uint8_t;
+  static constexpr double kBound = 16, kRange = 440;
+};
+template <>
+struct LowTraits<chorus::Fp8E5M2> {
+  using Bits = uint8_t;
+  static constexpr double kBound = 8, kRange = 50000;
+};
+
+template <typename L>
+static void fillLow(void *buf, size_t n, Gen gen, uint64_t seed, int rank, int nranks, size_t first) {
+  using Bits = typename LowTraits<L>::Bits;
+  Bits *p = static_cast<Bits *>(buf);
+  const Bits signBit = static_cast<Bits>(1u << (8 * sizeof(Bits) - 1));
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t h = elemHash(seed, rank, first + i);
+    if (gen == Gen::Copy) {
+      p[i] = static_cast<Bits>(h);
+      continue;
+    }
+    const double v = genFloatValue(gen, h, nranks, LowTraits<L>::kBound, LowTraits<L>::kRange);
+    Bits b = chorus::fromFloat<L>(static_cast<float>(v)).bits;
+    if (b == signBit) b = 0;  // a tiny negative value rounded to -0
+    p[i] = b;
+  }
+}
+
+template <typename L>
+static void lowToFloat(const void *in, float *out, size_t n) {
+  using Bits = typename LowTraits<L>::Bits;
+  const Bits *p = static_cast<const Bits *>(in);
+  for (size_t i = 0; i < n; ++i) out[i] = chorus::toFloat(L{p[i]});
+}
+template <typename L>
+static void lowFromFloat(const float *in, void *out, size_t n) {
+  using Bits = typename LowTraits<L>::Bits;
+  Bits *p = static_cast<Bits *>(out);
+  for (size_t i = 0; i < n; ++i) p[i] = chorus::fromFloat<L>(in[i]).bits;
+}
+
+static void fillBytes(void *buf, size_t n, Gen, uint64_t seed, int rank, int, size_t first) {
+  unsigned char *p = static_cast<unsigned char *>(buf);
+  for (size_t i = 0; i < n; ++i) p[i] = static_cast<unsigned char>(elemHash(seed, rank, first + i));
+}
+
+// ---- formatting and AVG division ------------------------------------------------
+
+template <typename T>
+static std::string formatInt(const void *e) {
+  T v;
+  std::memcpy(&v, e, sizeof(T));
+  char s[64];
+  if (std::is_signed_v<T>)
+    std::snprintf(s, sizeof s, "%lld (0x%llx)", static_cast<long long>(v),
+                  static_cast<unsigned long long>(static_cast<std::make_unsigned_t<T>>(v)));
+  else
+    std::snprintf(s, sizeof s, "%llu (0x%llx)", static_cast<unsigned long long>(v),
+                  static_cast<unsigned long long>(v));
+  return s;
+}
+template <typename T>
+static std::string formatFloat(const void *e) {
+  T v;
+  std::memcpy(&v, e, sizeof(T));
+  uint64_t bits = 0;
+  std::memcpy(&bits, e, sizeof(T));
+  char s[64];
+  std::snprintf(s, sizeof s, "%.17g (0x%llx)", static_cast<double>(v), static_cast<unsigned long long>(bits));
+  return s;
+}
+template <typename L>
+static std::string formatLow(const void *e) {
+  typename LowTraits<L>::Bits b;
+  std::memcpy(&b, e, sizeof b);
+  char s[64];
+  std::snprintf(s, sizeof s, "%.9g (0x%x)", static_cast<double>(chorus::toFloat(L{b})), static_cast<unsigned>(b));
+  return s;
+}
+static std::string formatByte(const void *e) {
+  char s[16];
+  std::snprintf(s, sizeof s, "0x%02x", *static_cast<const unsigned char *>(e));
+  return s;
+}
+
+template <typename T>
+static void divideBy(void *buf, size_t n, int nranks) {
+  T *p = static_cast<T *>(buf);
+  for (size_t i = 0; i < n; ++i) p[i] = static_cast<T>(p[i] / static_cast<T>(nranks));  // C: toward zero
+}
+static void noDivide(void *, size_t, int) {}
+
+// ---- tables --------------------------------------------------------------------
+
+#define HANDLE(h) [] { return static_cast<MPI_Datatype>(h); }
+
+template <typename T>
+static TypeDesc intType(const char *name, MPI_Datatype (*handle)()) {
+  return {name, handle, sizeof(T), std::is_signed_v<T> ? Kind::SignedInt : Kind::UnsignedInt,
+          false, 0, fillInt<T>, formatInt<T>, divideBy<T>, nullptr, nullptr};
+}
+template <typename T>
+static TypeDesc floatType(const char *name, MPI_Datatype (*handle)()) {
+  return {name, handle, sizeof(T), Kind::Float, false, sizeof(T) == 4 ? 0x1.0p22 : 0x1.0p40,
+          fillFloat<T>, formatFloat<T>, divideBy<T>, nullptr, nullptr};
+}
+template <typename L>
+static TypeDesc lowType(const char *name, MPI_Datatype (*handle)()) {
+  return {name, handle, sizeof(typename LowTraits<L>::Bits), Kind::Float, true, LowTraits<L>::kBound,
+          fillLow<L>, formatLow<L>, noDivide, lowToFloat<L>, lowFromFloat<L>};
+}
+
+const std::vector<TypeDesc> &allTypes() {
+  static const std::vector<TypeDesc> types = {
+      intType<int8_t>("MPI_INT8_T", HANDLE(MPI_INT8_T)),
+      intType<uint8_t>("MPI_UINT8_T", HANDLE(MPI_UINT8_T)),
+      intType<int16_t>("MPI_INT16_T", HANDLE(MPI_INT16_T)),
+      intType<uint16_t>("MPI_UINT16_T", HANDLE(MPI_UINT16_T)),
+      intType<int32_t>("MPI_INT32_T", HANDLE(MPI_INT32_T)),
+      intType<uint32_t>("MPI_UINT32_T", HANDLE(MPI_UINT32_T)),
+      intType<int64_t>("MPI_INT64_T", HANDLE(MPI_INT64_T)),
+      intType<uint64_t>("MPI_UINT64_T", HANDLE(MPI_UINT64_T)),
+      intType<signed char>("MPI_SIGNED_CHAR", HANDLE(MPI_SIGNED_CHAR)),
+      intType<unsigned char>("MPI_UNSIGNED_CHAR", HANDLE(MPI_UNSIGNED_CHAR)),
+      intType<short>("MPI_SHORT", HANDLE(MPI_SHORT)),
+      intType<unsigned short>("MPI_UNSIGNED_SHORT", HANDLE(MPI_UNSIGNED_SHORT)),
+      intType<int>("MPI_INT", HANDLE(MPI_INT)),
+      intType<unsigned>("MPI_UNSIGNED", HANDLE(MPI_UNSIGNED)),
+      intType<long>("MPI_LONG", HANDLE(MPI_LONG)),
+      intType<unsigned long>("MPI_UNSIGNED_LONG", HANDLE(MPI_UNSIGNED_LONG)),
+      intType<long long>("MPI_LONG_LONG", HANDLE(MPI_LONG_LONG)),
+      intType<unsigned long long>("MPI_UNSIGNED_LONG_LONG", HANDLE(MPI_UNSIGNED_LONG_LONG)),
+      floatType<float>("MPI_FLOAT", HANDLE(MPI_FLOAT)),
+      floatType<double>("MPI_DOUBLE", HANDLE(MPI_DOUBLE)),
+      lowType<chorus::Half>("MPIX_GPU_FLOAT16", HANDLE(MPIX_GPU_FLOAT16)),
+      lowType<chorus::BFloat16>("MPIX_GPU_BFLOAT16", HANDLE(MPIX_GPU_BFLOAT16)),
+      lowType<chorus::Fp8E4M3>("MPIX_GPU_FP8_E4M3", HANDLE(MPIX_GPU_FP8_E4M3)),
+      lowType<chorus::Fp8E5M2>("MPIX_GPU_FP8_E5M2", HANDLE(MPIX_GPU_FP8_E5M2)),
+      {"MPI_BYTE", HANDLE(MPI_BYTE), 1, Kind::Bytes, false, 0, fillBytes, formatByte, noDivide, nullptr, nullptr},
+      {"MPI_CHAR", HANDLE(MPI_CHAR), 1, Kind::Bytes, false, 0, fillBytes, formatByte, noDivide, nullptr, nullptr},
+  };
+  return types;
+}
+
+const TypeDesc &typeByName(const std::string &name) {
+  for (const TypeDesc &t : allTypes())
+    if (name == t.name) return t;
+  throw std::invalid_argument("no test type " + name);
+}
+
+#define OPHANDLE(h) [] { return static_cast<MPI_Op>(h); }
+
+const std::vector<OpDesc> &allOps() {
+  static const std::vector<OpDesc> ops = {
+      {"MPI_SUM", OPHANDLE(MPI_SUM), false, false, Gen::Sum},
+      {"MPI_PROD", OPHANDLE(MPI_PROD), false, false, Gen::Prod},
+      {"MPI_MIN", OPHANDLE(MPI_MIN), false, false, Gen::MinMax},
+      {"MPI_MAX", OPHANDLE(MPI_MAX), false, false, Gen::MinMax},
+      {"MPIX_GPU_AVG", OPHANDLE(MPIX_GPU_AVG), false, true, Gen::Avg},
+      {"MPI_LAND", OPHANDLE(MPI_LAND), true, false, Gen::Logical},
+      {"MPI_LOR", OPHANDLE(MPI_LOR), true, false, Gen::Logical},
+      {"MPI_LXOR", OPHANDLE(MPI_LXOR), true, false, Gen::Logical},
+      {"MPI_BAND", OPHANDLE(MPI_BAND), true, false, Gen::Bitwise},
+      {"MPI_BOR", OPHANDLE(MPI_BOR), true, false, Gen::Bitwise},
+      {"MPI_BXOR", OPHANDLE(MPI_BXOR), true, false, Gen::Bitwise},
+  };
+  return ops;
+}
+
+const OpDesc &opByName(const std::string &name) {
+  for (const OpDesc &o : allOps())
+    if (name == o.name) return o;
+  throw std::invalid_argument("no test op " + name);
+}
+
+// ---- settings and sizes ----------------------------------------------------------
+
+const char *collName(Coll c) {
+  switch (c) {
+    case Coll::Allreduce: return "allreduce";
+    case Coll::Reduce: return "reduce";
+    case Coll::Bcast: return "bcast";
+    case Coll::Allgather: return "allgather";
+    case Coll::ReduceScatterBlock: return "reduce_scatter_block";
+    case Coll::Alltoall: return "alltoall";
+  }
+  return "?";
+}
+
+const char *algoName() {
+  const char *a = std::getenv("CHORUS_ALGO");
+  return a && *a ? a : "auto";
+}
+
+size_t slotBytes() {
+  const char *s = std::getenv("CHORUS_SHM_SLOT_SIZE");
+  if (!s || !*s) return 256 * 1024;
+  char *end = nullptr;
+  unsigned long long v = std::strtoull(s, &end, 10);
+  switch (end && *end ? *end : ' ') {
+    case 'k': case 'K': v <<= 10; break;
+    case 'm': case 'M': v <<= 20; break;
+    case 'g': case 'G': v <<= 30; break;
+    default: break;
+  }
+  return v ? static_cast<size_t>(v) : 256 * 1024;
+}
+
+std::vector<size_t> smallCounts() { return {0, 1, 2, 3, 7, 13, 31, 127, 1021, 4093}; }
+
+std::vector<size_t> boundaryCounts(const TypeDesc &t, int nranks) {
+  const size_t slot = slotBytes() / t.size;
+  const size_t all = slot * static_cast<size_t>(nranks);
+  std::vector<size_t> c = {slot - 1, slot, slot + 1, all - 1, all + 1, (size_t{1} << 20) / t.size};
+  std::sort(c.begin(), c.end());
+  c.erase(std::unique(c.begin(), c.end()), c.end());
+  return c;
+}
+
+std::vector<int> testRoots(int nranks) {
+  std::vector<int> r = {0, nranks - 1, nranks / 2};
+  std::sort(r.begin(), r.end());
+  r.erase(std::unique(r.begin(), r.end()), r.end());
+  return r;
+}
+
+std::string errorString(int code) {
+  char s[MPI_MAX_ERROR_STRING + 1] = {0};
+  int len = 0;
+  if (MPI_Error_string(code, s, &len) != MPI_SUCCESS) return "(MPI_Error_string failed)";
+  return std::string(s, static_cast<size_t>(len));
+}
+
+int openFdCount() {
+  int n = 0;
+  if (DIR *d = opendir("/proc/self/fd")) {
+    while (readdir(d)) ++n;
+    closedir(d);
+  }
+  return n;
+}
+
+int shmMappingCount() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  int n = 0;
+  while (std::getline(maps, line))
+    if (line.find("/dev/shm") != std::string::npos) ++n;
+  return n;
+}
+
+// ---- buffers with guard bytes ---------------------------------------------------
+
+namespace {
+
+constexpr size_t kGuard = 64;  // keeps the payload 64-byte aligned
+
+unsigned char guardByte(size_t i) { return static_cast<unsigned char>(0xA5 ^ (i * 37)); }
+
+class GuardedBuffer {
+ public:
+  explicit GuardedBuffer(size_t bytes) : bytes_(bytes), store_(new unsigned char[bytes + 2 * kGuard + 64]) {
+    uintptr_t p = reinterpret_cast<uintptr_t>(store_.get());
+    base_ = store_.get() + ((64 - p % 64) % 64);
+    for (size_t i = 0; i < kGuard; ++i) {
+      base_[i] = guardByte(i);
+      base_[kGuard + bytes_ + i] = guardByte(i + kGuard);
+    }
+  }
+  unsigned char *data() { return base_ + kGuard; }
+  size_t bytes() const { return bytes_; }
+  // Empty string when both guards are intact, else where they were hit.
+  std::string checkGuards() const {
+    for (size_t i = 0; i < kGuard; ++i)
+      if (base_[i] != guardByte(i))
+        return "wrote " + std::to_string(kGuard - i) + " bytes before the buffer";
+    for (size_t i = kGuard; i-- > 0;)
+      if (base_[kGuard + bytes_ + i] != guardByte(i + kGuard))
+        return "wrote " + std::to_string(i + 1) + " bytes past the end of the buffer";
+    return {};
+  }
+
+ private:
+  size_t bytes_;
+  std::unique_ptr<unsigned char[]> store_;  // not zeroed: 64 MiB cases stay quick
+  unsigned char *base_;
+};
+
+uint64_t caseSeed(const Case &c, long serial) {
+  uint64_t s = mix(static_cast<uint64_t>(c.coll) + 1);
+  for (const char *p = c.type->name; *p; ++p) s = mix(s ^ static_cast<unsigned char>(*p));
+  if (c.op)
+    for (const char *p = c.op->name; *p; ++p) s = mix(s ^ static_cast<unsigned char>(*p));
+  return mix(s ^ mix(c.count) ^ (c.inPlace ? 0x77 : 0) ^ mix(static_cast<uint64_t>(c.root) + 3) ^ mix(serial));
+}
+
+// The closed-form pattern (Case::pattern): small integers, so every sum over
+// up to 16 ranks is exact in float; the index modulo a prime and the rank
+// term make misplaced blocks show.
+float patternValue(int rank, size_t index) { return static_cast<float>(index % 1021 + 1024 * static_cast<size_t>(rank)); }
+
+float patternSum(int nranks, size_t index) {
+  return static_cast<float>(static_cast<size_t>(nranks) * (index % 1021) + 1024 * static_cast<size_t>(nranks) * (nranks - 1) / 2);
+}
+
+int toInt(size_t n) {
+  if (n > static_cast<size_t>(INT_MAX)) throw std::length_error("count too large for the MPI reference");
+  return static_cast<int>(n);
+}
+
+}  // namespace
+
+// ---- the checker -------------------------------------------------------------------
+
+Checker::Checker(MPI_Comm comm, std::string commName) : comm_(comm), commName_(std::move(commName)) {
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+}
+
+void Checker::report(const Case &c, const std::string &what) {
+  ++reported_;
+  if (reported_ > 30) {
+    if (reported_ == 31) BOOST_ERROR("rank " << rank_ << ": further failures on " << commName_ << " not shown");
+    else BOOST_CHECK(false);  // still counted
+    return;
+  }
+  std::ostringstream s;
+  s << "rank " << rank_ << "/" << size_ << " comm " << commName_ << ": " << collName(c.coll)
+    << " type=" << c.type->name << " op=" << (c.op ? c.op->name : "-") << " algo=" << algoName()
+    << " count=" << c.count << " inplace=" << c.inPlace;
+  if (c.coll == Coll::Reduce || c.coll == Coll::Bcast) s << " root=" << c.root;
+  s << ": " << what;
+  BOOST_ERROR(s.str());
+}
+
+bool Checker::run(const Case &c) {
+  const TypeDesc &t = *c.type;
+  const size_t es = t.size;
+  const size_t n = static_cast<size_t>(size_);
+  const MPI_Datatype dt = t.handle();
+  const MPI_Op op = c.op ? c.op->handle() : MPI_OP_NULL;
+  const MPI_Op refOp = c.op ? (c.op->isAvg ? MPI_SUM : op) : MPI_OP_NULL;
+  const Gen gen = c.op ? c.op->gen : Gen::Copy;
+  const uint64_t seed = caseSeed(c, casesRun_++);
+  const bool root = rank_ == c.root;
+
+  size_t sendElems = c.count, recvElems = c.count;
+  switch (c.coll) {
+    case Coll::Allreduce: case Coll::Reduce: break;
+    case Coll::Bcast: sendElems = 0; break;
+    case Coll::Allgather: recvElems = c.count * n; break;
+    case Coll::ReduceScatterBlock: sendElems = c.count * n; recvElems = c.inPlace ? c.count * n : c.count; break;
+    case Coll::Alltoall: sendElems = recvElems = c.count * n; break;
+  }
+  const bool inPlace = c.inPlace && (c.coll != Coll::Reduce || root) && c.coll != Coll::Bcast;
+
+  // This rank's input.
+  std::vector<unsigned char> in((c.coll == Coll::Bcast ? c.count : sendElems) * es);
+  if (c.pattern) {
+    float *f = reinterpret_cast<float *>(in.data());
+    for (size_t i = 0; i < in.size() / sizeof(float); ++i) f[i] = patternValue(rank_, i);
+  } else {
+    t.fill(in.data(), in.size() / es, gen, seed, rank_, size_, 0);
+  }
+
+  // Chorus's buffers: recv filled with poison except where in-place input goes.
+  const unsigned char poison = static_cast<unsigned char>(0xC3 ^ (seed & 0x3c));
+  GuardedBuffer sendBuf(inPlace ? 0 : sendElems * es);
+  GuardedBuffer recvBuf(recvElems * es);
+  if (!inPlace && sendElems) std::memcpy(sendBuf.data(), in.data(), in.size());
+  if (recvElems) std::memset(recvBuf.data(), poison, recvElems * es);
+  if (inPlace && !in.empty()) {
+    if (c.coll == Coll::Allgather) std::memcpy(recvBuf.data() + rank_ * c.count * es, in.data(), in.size());
+    else std::memcpy(recvBuf.data(), in.data(), in.size());
+  }
+  if (c.coll == Coll::Bcast && root && !in.empty()) std::memcpy(recvBuf.data(), in.data(), in.size());
+  const void *sb = inPlace ? MPI_IN_PLACE : sendBuf.data();
+  void *rb = recvBuf.data();
+  const MPI_Count cnt = static_cast<MPI_Count>(c.count);
+
+  int rc = MPI_SUCCESS;
+  switch (c.coll) {
+    case Coll::Allreduce: rc = MPIX_Allreduce_gpu(sb, rb, cnt, dt, op, comm_); break;
+    case Coll::Reduce: rc = MPIX_Reduce_gpu(sb, rb, cnt, dt, op, c.root, comm_); break;
+    case Coll::Bcast: rc = MPIX_Bcast_gpu(rb, cnt, dt, c.root, comm_); break;
+    case Coll::Allgather: rc = MPIX_Allgather_gpu(sb, cnt, dt, rb, cnt, dt, comm_); break;
+    case Coll::ReduceScatterBlock: rc = MPIX_Reduce_scatter_block_gpu(sb, rb, cnt, dt, op, comm_); break;
+    case Coll::Alltoall: rc = MPIX_Alltoall_gpu(sb, cnt, dt, rb, cnt, dt, comm_); break;
+  }
+
+  // The reference: MPI's own collective on the same inputs (not in place).
+  // Low-precision reductions run on float, exact by construction of the inputs.
+  const size_t outElems = (c.coll == Coll::ReduceScatterBlock) ? c.count : recvElems;
+  std::vector<unsigned char> expected(recvElems * es, poison);
+  const int ic = toInt(c.count);
+  if (c.pattern) {
+    float *e = reinterpret_cast<float *>(expected.data());
+    const size_t cn = c.count;
+    switch (c.coll) {
+      case Coll::Allreduce: for (size_t i = 0; i < cn; ++i) e[i] = patternSum(size_, i); break;
+      case Coll::Reduce: if (root) for (size_t i = 0; i < cn; ++i) e[i] = patternSum(size_, i); break;
+      case Coll::ReduceScatterBlock: for (size_t i = 0; i < cn; ++i) e[i] = patternSum(size_, rank_ * cn + i); break;
+      case Coll::Bcast: for (size_t i = 0; i < cn; ++i) e[i] = patternValue(c.root, i); break;
+      case Coll::Allgather:
+        for (size_t r = 0; r < n; ++r)
+          for (size_t i = 0; i < cn; ++i) e[r * cn + i] = patternValue(static_cast<int>(r), i);
+        break;
+      case Coll::Alltoall:
+        for (size_t r = 0; r < n; ++r)
+          for (size_t i = 0; i < cn; ++i) e[r * cn + i] = patternValue(static_cast<int>(r), rank_ * cn + i);
+        break;
+    }
+  } else if (isReduction(c.coll) && t.lowPrecision) {
+    std::vector<float> fin(sendElems), fout(outElems);
+    t.toFloat(in.data(), fin.data(), sendElems);
+    if (c.coll == Coll::Allreduce) MPI_Allreduce(fin.data(), fout.data(), ic, MPI_FLOAT, refOp, comm_);
+    if (c.coll == Coll::Reduce) MPI_Reduce(fin.data(), fout.data(), ic, MPI_FLOAT, refOp, c.root, comm_);
+    if (c.coll == Coll::ReduceScatterBlock)
+      MPI_Reduce_scatter_block(fin.data(), fout.data(), ic, MPI_FLOAT, refOp, comm_);
+    if (c.op->isAvg)
+      for (float &f : fout) f /= static_cast<float>(size_);
+    if (c.coll != Coll::Reduce || root) t.fromFloat(fout.data(), expected.data(), outElems);
+  } else {
+    switch (c.coll) {
+      case Coll::Allreduce: MPI_Allreduce(in.data(), expected.data(), ic, dt, refOp, comm_); break;
+      case Coll::Reduce: {
+        std::vector<unsigned char> out(root ? recvElems * es : 0);
+        MPI_Reduce(in.data(), out.data(), ic, dt, refOp, c.root, comm_);
+        if (root) expected = out;
+        break;
+      }
+      case Coll::Bcast:
+        if (root) expected = in;
+        MPI_Bcast(expected.data(), ic, dt, c.root, comm_);
+        break;
+      case Coll::Allgather: MPI_Allgather(in.data(), ic, dt, expected.data(), ic, dt, comm_); break;
+      case Coll::ReduceScatterBlock:
+        MPI_Reduce_scatter_block(in.data(), expected.data(), ic, dt, refOp, comm_);
+        break;
+      case Coll::Alltoall: MPI_Alltoall(in.data(), ic, dt, expected.data(), ic, dt, comm_); break;
+    }
+    if (c.op && c.op->isAvg && (c.coll != Coll::Reduce || root)) t.divide(expected.data(), outElems, size_);
+  }
+
+  if (rc != MPI_SUCCESS) {
+    report(c, "returned error " + std::to_string(rc) + ": " + errorString(rc));
+    return false;
+  }
+  bool ok = true;
+  std::string g = recvBuf.checkGuards();
+  if (!g.empty()) { report(c, "recvbuf: " + g); ok = false; }
+  g = sendBuf.checkGuards();
+  if (!g.empty()) { report(c, "sendbuf: " + g); ok = false; }
+  if (!inPlace && sendElems && std::memcmp(sendBuf.data(), in.data(), in.size()) != 0) {
+    report(c, "modified its (const) sendbuf");
+    ok = false;
+  }
+  // Compare.  A non-root reduce's recvbuf must still hold the poison; the rest
+  // of an in-place reduce_scatter_block's recvbuf is undefined, not compared.
+  const size_t cmpElems = (c.coll == Coll::ReduceScatterBlock) ? c.count : recvElems;
+  const unsigned char *got = recvBuf.data();
+  if (cmpElems && std::memcmp(got, expected.data(), cmpElems * es) != 0) {
+    size_t first = SIZE_MAX, bad = 0;
+    for (size_t i = 0; i < cmpElems; ++i)
+      if (std::memcmp(got + i * es, expected.data() + i * es, es) != 0) {
+        if (first == SIZE_MAX) first = i;
+        ++bad;
+      }
+    std::ostringstream s;
+    if (c.coll == Coll::Reduce && !root) s << "non-root recvbuf was written: ";
+    s << bad << " of " << cmpElems << " elements differ, first at index " << first;
+    if (c.coll == Coll::Allgather || c.coll == Coll::Alltoall)
+      s << " (block " << first / std::max<size_t>(c.count, 1) << ", offset " << first % std::max<size_t>(c.count, 1) << ")";
+    s << ": got " << t.format(got + first * es) << " expected " << t.format(expected.data() + first * es);
+    report(c, s.str());
+    ok = false;
+  }
+  return ok;
+}
+
+}  // namespace chorus_test

@@ -1,0 +1,76 @@
+// Settings parsing: sizes with suffixes, ranges, bad values falling back to
+// defaults.  paramsInit() parses once per process, so this file checks the
+// parser pieces and the table itself.
+#include <boost/test/unit_test.hpp>
+
+#include <cstring>
+#include <ostream>
+#include <set>
+#include <string>
+
+#include "coll/algorithms.h"
+#include "core/params.h"
+
+using namespace chorus;
+
+namespace chorus {
+std::ostream &operator<<(std::ostream &os, Algo a) { return os << algoName(a); }
+}  // namespace chorus
+
+BOOST_AUTO_TEST_SUITE(params)
+
+BOOST_AUTO_TEST_CASE(parse_size_suffixes) {
+  int64_t v = 0;
+  BOOST_TEST(parseSize("64", &v));
+  BOOST_TEST(v == 64);
+  BOOST_TEST(parseSize("4K", &v));
+  BOOST_TEST(v == 4096);
+  BOOST_TEST(parseSize("2m", &v));
+  BOOST_TEST(v == 2 * 1024 * 1024);
+  BOOST_TEST(parseSize("1G", &v));
+  BOOST_TEST(v == int64_t(1) << 30);
+  BOOST_TEST(parseSize("256KB", &v));
+  BOOST_TEST(v == 256 * 1024);
+  for (const char *bad : {"", "-1", "4X", "K", "12KK", "abc"}) BOOST_TEST(!parseSize(bad, &v), bad);
+}
+
+BOOST_AUTO_TEST_CASE(table_is_well_formed) {
+  std::set<std::string> names;
+  for (int i = 0; i < int(ParamId::Count); ++i) {
+    const ParamSpec &s = paramSpec(ParamId(i));
+    BOOST_TEST(int(s.id) == i);
+    BOOST_TEST(std::strncmp(s.env, "CHORUS_", 7) == 0);
+    BOOST_TEST(std::strlen(s.help) > 20);
+    BOOST_TEST(names.insert(s.env).second, "duplicate " << s.env);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(environment_values_are_validated) {
+  // Set before the first paramsInit() in this process (no other test reads params first).
+  setenv("CHORUS_SHM_SLOTS", "1000", 1);       // out of range 2..64
+  setenv("CHORUS_SHM_SLOT_SIZE", "1M", 1);     // valid
+  setenv("CHORUS_ALGO", "bogus", 1);           // not a choice
+  setenv("CHORUS_TIMEOUT", "12", 1);
+  setenv("CHORUS_DIRECT_MAX_BYTES", "auto", 1);
+  paramsInit();
+  BOOST_TEST(paramInt(ParamId::ShmSlots) == 4);
+  BOOST_TEST(paramInt(ParamId::ShmSlotSize) == 1024 * 1024);
+  BOOST_TEST(std::string(paramString(ParamId::Algo)) == "auto");
+  BOOST_TEST(std::string(paramRaw(ParamId::Algo)) == "bogus");
+  BOOST_TEST(paramInt(ParamId::Timeout) == 12);
+  BOOST_TEST(paramInt(ParamId::DirectMaxBytes) == -1);
+}
+
+BOOST_AUTO_TEST_CASE(planner_choices) {
+  paramsInit();
+  BOOST_TEST(planCollective(Coll::Allreduce, 1 << 20, 1).algo == Algo::Local);
+  BOOST_TEST(planCollective(Coll::Allreduce, 8, 4).algo == Algo::Direct);
+  BOOST_TEST(planCollective(Coll::Allreduce, 64 << 20, 4).algo == Algo::Ring);
+  BOOST_TEST(planCollective(Coll::Bcast, 64 << 20, 4).algo == Algo::Chain);
+  BOOST_TEST(planCollective(Coll::Alltoall, 8, 4).algo == Algo::Pairwise);
+  BOOST_TEST(planCollective(Coll::Barrier, 0, 4).algo == Algo::Dissemination);
+  // The one-shot algorithms keep one FIFO per peer: never beyond their limit.
+  BOOST_TEST(planCollective(Coll::Allreduce, 8, 64).algo != Algo::Direct);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

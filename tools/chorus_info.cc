@@ -1,0 +1,195 @@
+// chorus_info - what this Chorus build is and what it would do here.
+//
+// Prints the library version, the build configuration (MPI library, CUDA and
+// its gencodes, UCX, hwloc), every CHORUS_* setting of src/core/params.h with
+// its default, current value and help, and the node's topology as hwloc sees
+// it.  Runs without mpirun (MPI singleton); see man/chorus_info.1.
+#include <hwloc.h>
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "chorus.h"
+#include "core/params.h"
+
+namespace {
+
+constexpr int kWidth = 78;  // wrap help text to this many columns
+
+void usage(FILE *out) {
+  fprintf(out,
+          "Usage: chorus_info [-h] [-s] [-t]\n"
+          "Print the Chorus version, build configuration, CHORUS_* settings and node\n"
+          "topology.  Runs without mpirun.\n"
+          "  -s  settings only\n"
+          "  -t  topology only\n"
+          "  -h  this help\n");
+}
+
+// Print `text` wrapped at kWidth after `indent` spaces.
+void printWrapped(const char *text, int indent) {
+  std::string line;
+  const char *p = text;
+  while (*p) {
+    while (*p == ' ') ++p;
+    const char *end = p;
+    while (*end && *end != ' ') ++end;
+    std::string word(p, end - p);
+    if (!line.empty() && indent + line.size() + 1 + word.size() > static_cast<size_t>(kWidth)) {
+      printf("%*s%s\n", indent, "", line.c_str());
+      line.clear();
+    }
+    if (!word.empty()) line += (line.empty() ? "" : " ") + word;
+    p = end;
+  }
+  if (!line.empty()) printf("%*s%s\n", indent, "", line.c_str());
+}
+
+const char *kindName(const chorus::ParamSpec &spec) {
+  switch (spec.kind) {
+    case chorus::ParamKind::Choice: return *spec.accepted ? "choice" : "string";
+    case chorus::ParamKind::Integer: return "integer";
+    case chorus::ParamKind::Size: return "size";
+    case chorus::ParamKind::List: return "list";
+  }
+  return "?";
+}
+
+void printBuild() {
+  printf("# %s\n", MPIX_Gpu_version_string());
+  printf("#\n# Build\n");
+
+  char mpiVersion[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+  int length = 0;
+  MPI_Get_library_version(mpiVersion, &length);
+  // Open MPI's string spans several lines; the first says enough.
+  if (char *nl = strchr(mpiVersion, '\n')) *nl = '\0';
+  printf("#   MPI library : %s\n", mpiVersion);
+  int major = 0, minor = 0;
+  MPI_Get_version(&major, &minor);
+  printf("#   MPI standard: %d.%d\n", major, minor);
+
+#ifdef CHORUS_HAVE_CUDA
+#ifdef CHORUS_NVCC_GENCODE
+  printf("#   CUDA        : yes (%s)\n", CHORUS_NVCC_GENCODE);
+#else
+  printf("#   CUDA        : yes\n");
+#endif
+#else
+  printf("#   CUDA        : no (host buffers only)\n");
+#endif
+#ifdef CHORUS_HAVE_UCX
+  printf("#   UCX         : yes (inter-node transport)\n");
+#else
+  printf("#   UCX         : no (single node only)\n");
+#endif
+  unsigned v = hwloc_get_api_version();
+  printf("#   hwloc API   : %u.%u.%u at run time, %u.%u.%u at build time\n", v >> 16, (v >> 8) & 0xff,
+         v & 0xff, HWLOC_API_VERSION >> 16, (HWLOC_API_VERSION >> 8) & 0xff, HWLOC_API_VERSION & 0xff);
+}
+
+void printSettings() {
+  chorus::paramsInit();  // warns about bad values, naming the variable
+  printf("#\n# Settings (environment variables)\n");
+  for (int i = 0; i < static_cast<int>(chorus::ParamId::Count); ++i) {
+    auto id = static_cast<chorus::ParamId>(i);
+    const chorus::ParamSpec &spec = chorus::paramSpec(id);
+    const char *raw = chorus::paramRaw(id);
+    const char *value = chorus::paramString(id);
+    printf("%s=%s\n", spec.env, value);
+    std::string meta = std::string("[") + kindName(spec) + "; default \"" + spec.defaultValue + "\"";
+    if (*spec.accepted) meta += std::string("; accepted: ") + spec.accepted;
+    if (raw && *raw) {
+      meta += strcmp(raw, value) == 0 ? "; set in the environment" : "; environment value is invalid";
+    }
+    meta += "]";
+    printWrapped(meta.c_str(), 4);
+    printWrapped(spec.help, 4);
+  }
+}
+
+// The PCI device an OS device hangs off, or the OS device itself.
+hwloc_obj_t pciParent(hwloc_obj_t osdev) {
+  for (hwloc_obj_t o = osdev->parent; o; o = o->parent)
+    if (o->type == HWLOC_OBJ_PCI_DEVICE) return o;
+  return osdev;
+}
+
+struct DeviceList {
+  std::set<hwloc_obj_t> devices;  // one entry per PCI device
+  std::string names;
+  void add(hwloc_obj_t osdev) {
+    devices.insert(pciParent(osdev));
+    if (!names.empty()) names += ' ';
+    names += osdev->name ? osdev->name : "?";
+  }
+};
+
+void printTopology() {
+  printf("#\n# Topology (hwloc)\n");
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) != 0) {
+    printf("#   unavailable: hwloc_topology_init failed\n");
+    return;
+  }
+#if HWLOC_API_VERSION >= 0x00020000
+  hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+#else
+  hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_IO_DEVICES);
+#endif
+  if (hwloc_topology_load(topo) != 0) {
+    printf("#   unavailable: hwloc_topology_load failed\n");
+    hwloc_topology_destroy(topo);
+    return;
+  }
+  auto count = [&](hwloc_obj_type_t type) { return hwloc_get_nbobjs_by_type(topo, type); };
+  printf("#   packages %d, NUMA nodes %d, cores %d, hardware threads %d\n", count(HWLOC_OBJ_PACKAGE),
+         count(HWLOC_OBJ_NUMANODE), count(HWLOC_OBJ_CORE), count(HWLOC_OBJ_PU));
+
+  DeviceList gpus, nics;
+  for (hwloc_obj_t o = hwloc_get_next_osdev(topo, nullptr); o; o = hwloc_get_next_osdev(topo, o)) {
+    switch (o->attr->osdev.type) {
+      case HWLOC_OBJ_OSDEV_GPU:
+      case HWLOC_OBJ_OSDEV_COPROC: gpus.add(o); break;
+      case HWLOC_OBJ_OSDEV_NETWORK:
+      case HWLOC_OBJ_OSDEV_OPENFABRICS: nics.add(o); break;
+      default: break;
+    }
+  }
+  printf("#   GPUs %zu%s%s\n", gpus.devices.size(), gpus.names.empty() ? "" : ": ", gpus.names.c_str());
+  printf("#   NICs %zu%s%s\n", nics.devices.size(), nics.names.empty() ? "" : ": ", nics.names.c_str());
+  hwloc_topology_destroy(topo);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  bool onlySettings = false, onlyTopology = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+      usage(stdout);
+      return 0;
+    } else if (!strcmp(argv[i], "-s")) {
+      onlySettings = true;
+    } else if (!strcmp(argv[i], "-t")) {
+      onlyTopology = true;
+    } else {
+      fprintf(stderr, "chorus_info: unknown option '%s'\n", argv[i]);
+      usage(stderr);
+      return 2;
+    }
+  }
+  bool all = !onlySettings && !onlyTopology;
+  bool build = all, settings = all || onlySettings, topology = all || onlyTopology;
+  // A singleton MPI process when started without mpirun.
+  MPI_Init(&argc, &argv);
+  if (build) printBuild();
+  if (settings) printSettings();
+  if (topology) printTopology();
+  MPI_Finalize();
+  return 0;
+}
