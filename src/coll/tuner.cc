@@ -19,11 +19,10 @@ const char *algoName(Algo a) {
 
 namespace {
 
-// Crossovers, measured on the 2-core development machine (host memory,
-// float sum, shm FIFOs with the default 256 KiB slots) with
-// perf/allreduce_perf swept under CHORUS_ALGO=ring|tree|direct, np 2..8:
-// the one-shot algorithm wins while one slot carries the message; the tree
-// beats the ring only for latency-bound sizes with more than 4 ranks.
+// Provisional crossovers, not yet measured (the perf issue sweeps
+// perf/allreduce_perf under CHORUS_ALGO=ring|tree|direct to set them): the
+// one-shot algorithm while a message is small against one 256 KiB slot, the
+// tree only for latency-bound sizes with more than 4 ranks.
 constexpr size_t kDirectMaxBytes = 64 * 1024;
 constexpr size_t kTreeMaxBytes = 256 * 1024;
 constexpr int kTreeMinRanks = 5;
