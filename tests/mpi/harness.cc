@@ -281,9 +281,9 @@ static void noDivide(void *, size_t, int) {}
 #define HANDLE(h) [] { return static_cast<MPI_Datatype>(h); }
 
 template <typename T>
-static TypeDesc intType(const char *name, MPI_Datatype (*handle)()) {
+static TypeDesc intType(const char *name, MPI_Datatype (*handle)(), MPI_Datatype (*refHandle)() = nullptr) {
   return {name, handle, sizeof(T), std::is_signed_v<T> ? Kind::SignedInt : Kind::UnsignedInt,
-          false, 0, fillInt<T>, formatInt<T>, divideBy<T>, nullptr, nullptr};
+          false, 0, fillInt<T>, formatInt<T>, divideBy<T>, nullptr, nullptr, refHandle};
 }
 template <typename T>
 static TypeDesc floatType(const char *name, MPI_Datatype (*handle)()) {
@@ -313,7 +313,8 @@ const std::vector<TypeDesc> &allTypes() {
       intType<int>("MPI_INT", HANDLE(MPI_INT)),
       intType<unsigned>("MPI_UNSIGNED", HANDLE(MPI_UNSIGNED)),
       intType<long>("MPI_LONG", HANDLE(MPI_LONG)),
-      intType<unsigned long>("MPI_UNSIGNED_LONG", HANDLE(MPI_UNSIGNED_LONG)),
+      intType<unsigned long>("MPI_UNSIGNED_LONG", HANDLE(MPI_UNSIGNED_LONG),
+                             sizeof(unsigned long) == 8 ? HANDLE(MPI_UINT64_T) : HANDLE(MPI_UINT32_T)),
       intType<long long>("MPI_LONG_LONG", HANDLE(MPI_LONG_LONG)),
       intType<unsigned long long>("MPI_UNSIGNED_LONG_LONG", HANDLE(MPI_UNSIGNED_LONG_LONG)),
       floatType<float>("MPI_FLOAT", HANDLE(MPI_FLOAT)),
@@ -607,11 +608,12 @@ bool Checker::run(const Case &c) {
       for (float &f : fout) f /= static_cast<float>(size_);
     if (c.coll != Coll::Reduce || root) t.fromFloat(fout.data(), expected.data(), outElems);
   } else {
+    const MPI_Datatype rdt = t.refHandle ? t.refHandle() : dt;
     switch (c.coll) {
-      case Coll::Allreduce: MPI_Allreduce(in.data(), expected.data(), ic, dt, refOp, comm_); break;
+      case Coll::Allreduce: MPI_Allreduce(in.data(), expected.data(), ic, rdt, refOp, comm_); break;
       case Coll::Reduce: {
         std::vector<unsigned char> out(root ? recvElems * es : 0);
-        MPI_Reduce(in.data(), out.data(), ic, dt, refOp, c.root, comm_);
+        MPI_Reduce(in.data(), out.data(), ic, rdt, refOp, c.root, comm_);
         if (root) expected = out;
         break;
       }
@@ -621,7 +623,7 @@ bool Checker::run(const Case &c) {
         break;
       case Coll::Allgather: MPI_Allgather(in.data(), ic, dt, expected.data(), ic, dt, comm_); break;
       case Coll::ReduceScatterBlock:
-        MPI_Reduce_scatter_block(in.data(), expected.data(), ic, dt, refOp, comm_);
+        MPI_Reduce_scatter_block(in.data(), expected.data(), ic, rdt, refOp, comm_);
         break;
       case Coll::Alltoall: MPI_Alltoall(in.data(), ic, dt, expected.data(), ic, dt, comm_); break;
     }
