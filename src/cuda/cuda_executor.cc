@@ -1,0 +1,240 @@
+#include "cuda/cuda_executor.h"
+
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "core/context.h"
+#include "core/log.h"
+#include "core/params.h"
+#include "cuda/cuda_check.h"
+#include "cuda/kernels.h"
+#include "transport/cuda_ipc/cuda_ipc.h"
+
+namespace chorus {
+
+struct CudaState {
+  int device = -1;
+  int nchannels = kCudaMaxChannels;
+  size_t slotBytes = kCudaSlotBytes;
+  int nslots = kCudaSlots;
+  CudaIpcState *ipc = nullptr;
+  FifoEnd *devEnds = nullptr;        // [channel][sendTo|recvFrom][peer]
+  DevChannel *devChannels = nullptr; // [channel]
+  char *scratch = nullptr;           // [channel][slotBytes]
+  int *abortFlag = nullptr;          // device memory
+  DevError *errHost = nullptr;       // host-mapped
+  DevError *errDev = nullptr;
+  uint64_t timeoutCycles = 0;
+};
+
+namespace {
+
+// Messages below this size (bytes per rank) use LL under CHORUS_PROTO=auto.
+// Not yet measured on hardware: LL's win is latency, NCCL's crossover sits
+// in the tens of KiB.
+constexpr size_t kLLMaxBytes = 64 * 1024;
+
+size_t fifoBytes(const CudaState &st) { return fifoFootprint(st.slotBytes, st.nslots); }
+
+Status buildChannels(Context &ctx, CudaState &st) {
+  const int n = ctx.nranks;
+  std::vector<FifoEnd> ends(size_t(st.nchannels) * 2 * n);
+  std::vector<DevChannel> chans(st.nchannels);
+  CHORUS_CUDACHECK(cudaMalloc(&st.devEnds, ends.size() * sizeof(FifoEnd)));
+  CHORUS_CUDACHECK(cudaMalloc(&st.devChannels, chans.size() * sizeof(DevChannel)));
+  CHORUS_CUDACHECK(cudaMalloc(&st.scratch, st.slotBytes * st.nchannels));
+  for (int c = 0; c < st.nchannels; ++c) {
+    FifoEnd *send = &ends[size_t(c) * 2 * n], *recv = send + n;
+    for (int p = 0; p < n; ++p) {
+      if (p == ctx.rank) {
+        send[p] = recv[p] = FifoEnd{};
+        continue;
+      }
+      // Inbound FIFO from rank q on channel c sits at index c * n + q of the
+      // receiver's memory.
+      char *peerBase = cudaIpcPeer(*st.ipc, p) + fifoBytes(st) * (size_t(c) * n + ctx.rank);
+      char *localBase = cudaIpcLocal(*st.ipc) + fifoBytes(st) * (size_t(c) * n + p);
+      send[p] = makeFifoEnd(peerBase, st.slotBytes, st.nslots, p);
+      recv[p] = makeFifoEnd(localBase, st.slotBytes, st.nslots, p);
+    }
+    FifoEnd *devSend = st.devEnds + size_t(c) * 2 * n;
+    chans[c] = DevChannel{devSend, devSend + n, st.scratch + st.slotBytes * c};
+  }
+  CHORUS_CUDACHECK(cudaMemcpy(st.devEnds, ends.data(), ends.size() * sizeof(FifoEnd), cudaMemcpyHostToDevice));
+  CHORUS_CUDACHECK(
+      cudaMemcpy(st.devChannels, chans.data(), chans.size() * sizeof(DevChannel), cudaMemcpyHostToDevice));
+  return Status::Ok;
+}
+
+Status localSetup(Context &ctx, CudaState &st, PeerInfo &self) {
+  CHORUS_CUDACHECK(cudaGetDevice(&st.device));
+  CHORUS_CHECK(cudaIpcSetup(fifoBytes(st) * size_t(st.nchannels) * ctx.nranks, self, &st.ipc));
+  CHORUS_CUDACHECK(cudaMalloc(&st.abortFlag, sizeof(int)));
+  CHORUS_CUDACHECK(cudaMemset(st.abortFlag, 0, sizeof(int)));
+  CHORUS_CUDACHECK(cudaHostAlloc(&st.errHost, sizeof(DevError), cudaHostAllocMapped));
+  memset(st.errHost, 0, sizeof(DevError));
+  CHORUS_CUDACHECK(cudaHostGetDevicePointer(reinterpret_cast<void **>(&st.errDev), st.errHost, 0));
+  int clockKHz = 0;
+  CHORUS_CUDACHECK(cudaDeviceGetAttribute(&clockKHz, cudaDevAttrClockRate, st.device));
+  st.timeoutCycles = uint64_t(paramInt(ParamId::Timeout)) * uint64_t(clockKHz) * 1000ull;
+  CHORUS_CUDACHECK(cudaDeviceSynchronize());
+  return Status::Ok;
+}
+
+// Collective over ctx.comm: every rank sets up, publishes its IPC handle in
+// a refreshed PeerInfo table, maps its peers.  Every rank learns whether any
+// failed, so nobody waits for a peer that gave up.
+Status createState(Context &ctx) {
+  auto *st = new CudaState;
+  PeerInfo self = ctx.peers[ctx.rank];
+  Status s = localSetup(ctx, *st, self);
+  int good = s == Status::Ok, allGood = 0;
+  MPI_Allreduce(&good, &allGood, 1, MPI_INT, MPI_MIN, ctx.comm);
+  if (allGood) {
+    CHORUS_MPICHECK(MPI_Allgather(&self, sizeof self, MPI_BYTE, ctx.peers.data(), sizeof self, MPI_BYTE, ctx.comm));
+    s = cudaIpcConnect(*st->ipc, ctx.peers.data(), ctx.nranks, ctx.rank);
+    if (s == Status::Ok) s = buildChannels(ctx, *st);
+    good = s == Status::Ok;
+    MPI_Allreduce(&good, &allGood, 1, MPI_INT, MPI_MIN, ctx.comm);
+  }
+  if (!allGood) {
+    cudaStateFree(st);
+    return s != Status::Ok ? s : Status::Aborted;
+  }
+  ctx.cuda = st;
+  CHORUS_INFO(kSubsysCuda, "CUDA executor ready on GPU %d: %d channels x %d slots of %zu bytes per peer", st->device,
+              st->nchannels, st->nslots, st->slotBytes);
+  return Status::Ok;
+}
+
+Proto pickProto(size_t bytes) {
+  const char *forced = paramString(ParamId::Proto);
+  if (!strcmp(forced, "simple")) return Proto::Simple;
+  if (!strcmp(forced, "ll")) return Proto::LL;
+  return bytes <= kLLMaxBytes ? Proto::LL : Proto::Simple;
+}
+
+void describeFailure(const Context &ctx, const CollRequest &req, const DevError &e, char *text, size_t len) {
+  snprintf(text, len,
+           "%s on device buffers: rank %d (channel %d) timed out after %lld s (CHORUS_TIMEOUT) waiting for rank %d %s "
+           "(message %llu of that FIFO)",
+           collName(req.coll), ctx.rank, int(e.channel), (long long)paramInt(ParamId::Timeout), int(e.peer),
+           e.forData ? "to send data" : "to free a FIFO slot", (unsigned long long)e.target);
+}
+
+}  // namespace
+
+void cudaStateFree(CudaState *st) {
+  if (!st) return;
+  cudaIpcFree(st->ipc);
+  if (st->devEnds) cudaFree(st->devEnds);
+  if (st->devChannels) cudaFree(st->devChannels);
+  if (st->scratch) cudaFree(st->scratch);
+  if (st->abortFlag) cudaFree(st->abortFlag);
+  if (st->errHost) cudaFreeHost(st->errHost);
+  cudaGetLastError();
+  delete st;
+}
+
+Status cudaExecute(Context &ctx, const CollRequest &req, CUstream_st *streamArg, bool blocking, char *errText,
+                   size_t errLen) {
+  cudaStream_t stream = reinterpret_cast<cudaStream_t>(streamArg);
+  errText[0] = '\0';
+  if (!ctx.cuda) {
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (stream && cudaStreamIsCapturing(stream, &capture) == cudaSuccess &&
+        capture != cudaStreamCaptureStatusNone) {
+      snprintf(errText, errLen,
+               "the first call on device buffers sets up this communicator's GPU resources and cannot be captured "
+               "into a CUDA graph: run one collective on device buffers before capturing");
+      return Status::Unsupported;
+    }
+    cudaGetLastError();
+    Status s = createState(ctx);
+    if (s != Status::Ok) {
+      snprintf(errText, errLen, "could not set up the CUDA executor on this communicator (WARN lines above say why)");
+      return s;
+    }
+  }
+  CudaState &st = *ctx.cuda;
+  if (*reinterpret_cast<volatile int32_t *>(&st.errHost->aborted)) {
+    describeFailure(ctx, req, *st.errHost, errText, errLen);
+    return Status::Aborted;
+  }
+  if (req.coll == Coll::Barrier) return Status::InternalError;  // the API runs barriers on the host
+
+  const bool bytesOnly = req.coll == Coll::Bcast || req.coll == Coll::Allgather || req.coll == Coll::Alltoall;
+  const size_t elemSize = bytesOnly ? 1 : req.elemSize;
+  const size_t count = bytesOnly ? req.count * req.elemSize : req.count;
+  const size_t bytes = count * elemSize;
+
+  LaunchRequest lr;
+  lr.coll = req.coll;
+  lr.type = bytesOnly ? DataType::Bytes : req.type;
+  lr.op = req.op;
+  lr.proto = pickProto(bytes);
+  const bool split = req.coll == Coll::Allreduce || req.coll == Coll::Reduce || req.coll == Coll::Bcast;
+  const size_t capacity = lr.proto == Proto::LL ? st.slotBytes / 2 : st.slotBytes;
+  // One channel per slot's worth of data, up to the maximum.
+  int nch = 1;
+  if (split) {
+    const size_t want = (bytes + capacity - 1) / capacity;
+    nch = int(want < size_t(st.nchannels) ? (want == 0 ? 1 : want) : size_t(st.nchannels));
+  }
+  lr.nblocks = nch;
+  DevCollArgs &a = lr.args;
+  a.sendbuf = req.sendbuf;
+  a.recvbuf = req.recvbuf;
+  a.count = count;
+  a.sliceElems = capacity / elemSize;
+  a.slotBytes = st.slotBytes;
+  a.channels = st.devChannels;
+  a.error = st.errDev;
+  a.abortFlag = st.abortFlag;
+  a.timeoutCycles = st.timeoutCycles;
+  a.root = req.root;
+  a.rank = ctx.rank;
+  a.nranks = ctx.nranks;
+  a.nchannels = nch;
+  a.algo = int(req.algo);
+  a.splitChannels = split ? 1 : 0;
+
+  int cur = -1;
+  CHORUS_CUDACHECK(cudaGetDevice(&cur));
+  if (cur != st.device) {
+    snprintf(errText, errLen, "the current CUDA device is %d but this communicator's GPU resources live on device %d",
+             cur, st.device);
+    return Status::InvalidArgument;
+  }
+  Status s = launchCollective(lr, stream);
+  if (s == Status::Unsupported) {
+    snprintf(errText, errLen,
+             "no kernel for %s on %s with %s in this build (configured with --enable-cuda-dev-build?)",
+             collName(req.coll), dataTypeName(req.type), redOpName(req.op));
+    return s;
+  }
+  if (s != Status::Ok) {
+    snprintf(errText, errLen, "kernel launch failed (the WARN line above names the CUDA error)");
+    return s;
+  }
+  CHORUS_INFO(kSubsysCuda, "%s: %zu B on %d channel(s), %s protocol", collName(req.coll), bytes, nch,
+              lr.proto == Proto::LL ? "LL" : "Simple");
+  if (!blocking) return Status::Ok;
+  cudaError_t e = cudaStreamSynchronize(stream);
+  if (e != cudaSuccess) {
+    snprintf(errText, errLen, "collective kernel failed: %s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
+    CHORUS_WARN("%s", errText);
+    return Status::CudaError;
+  }
+  if (st.errHost->aborted) {
+    describeFailure(ctx, req, *st.errHost, errText, errLen);
+    CHORUS_WARN("%s", errText);
+    return Status::Timeout;
+  }
+  return Status::Ok;
+}
+
+}  // namespace chorus

@@ -1,0 +1,170 @@
+// The kernel template and the per-group launcher.  Included by each
+// kernels_<group>.cu after it defines CHORUS_CUDA_GROUP.
+#pragma once
+
+#ifndef CHORUS_CUDA_GROUP
+#error "define CHORUS_CUDA_GROUP before including kernels_impl.cuh"
+#endif
+
+#include "coll/allgather_ring.h"
+#include "coll/allreduce_direct.h"
+#include "coll/allreduce_ring.h"
+#include "coll/allreduce_tree.h"
+#include "coll/alltoall_pairwise.h"
+#include "coll/bcast_chain.h"
+#include "coll/direct_collectives.h"
+#include "coll/reduce_chain.h"
+#include "coll/reduce_scatter_ring.h"
+#include "cuda/cuda_check.h"
+#include "cuda/kernel_table.h"
+#include "cuda/kernels.h"
+#include "cuda/prims_device.cuh"
+
+namespace chorus {
+
+namespace kernel_detail {
+
+// This block's share of the call.  Allreduce, reduce and bcast cut their
+// vector into contiguous per-channel pieces (16-byte multiples, so vector
+// loads stay aligned); the block collectives run on one channel.
+template <typename T>
+__device__ CollArgs channelArgs(const DevCollArgs &d) {
+  CollArgs a;
+  a.sendbuf = d.sendbuf;
+  a.recvbuf = d.recvbuf;
+  a.count = d.count;
+  a.root = d.root;
+  a.rank = d.rank;
+  a.nranks = d.nranks;
+  a.sliceElems = d.sliceElems;
+  if (d.splitChannels && d.nchannels > 1) {
+    constexpr size_t kAlign = 16 / sizeof(T);
+    const size_t per = divUp(divUp(d.count, size_t(d.nchannels)), kAlign) * kAlign;
+    const size_t off = minSize(size_t(blockIdx.x) * per, d.count);
+    a.count = minSize(per, d.count - off);
+    if (a.sendbuf) a.sendbuf = static_cast<const T *>(a.sendbuf) + off;
+    if (a.recvbuf) a.recvbuf = static_cast<T *>(a.recvbuf) + off;
+  }
+  return a;
+}
+
+template <Coll C, typename T, typename Prims>
+__device__ void runAlgorithm(const CollArgs &a, Algo algo, Prims &prims, T *scratch) {
+  if constexpr (C == Coll::Allreduce) {
+    if (algo == Algo::Local) {
+      const T *src = static_cast<const T *>(a.sendbuf);
+      T *dst = static_cast<T *>(a.recvbuf);
+      for (size_t off = 0; off < a.count; off += a.sliceElems)
+        prims.localCopy(src + off, dst + off, minSize(a.sliceElems, a.count - off));
+    } else if (algo == Algo::Tree) {
+      allreduceTree<T>(a, prims);
+    } else if (algo == Algo::Direct) {
+      allreduceDirect<T>(a, prims, scratch);
+    } else {
+      allreduceRing<T>(a, prims);
+    }
+  } else if constexpr (C == Coll::Reduce) {
+    if (algo == Algo::Direct || algo == Algo::Local) reduceDirect<T>(a, prims, scratch);
+    else reduceChain<T>(a, prims);
+  } else if constexpr (C == Coll::ReduceScatter) {
+    if (algo == Algo::Direct || algo == Algo::Local) reduceScatterDirect<T>(a, prims, scratch);
+    else reduceScatterRing<T>(a, prims);
+  } else if constexpr (C == Coll::Bcast) {
+    if (algo == Algo::Direct) bcastDirect<T>(a, prims);
+    else if (algo != Algo::Local) bcastChain<T>(a, prims);
+  } else if constexpr (C == Coll::Allgather) {
+    if (algo == Algo::Direct || algo == Algo::Local) allgatherDirect<T>(a, prims);
+    else allgatherRing<T>(a, prims);
+  } else if constexpr (C == Coll::Alltoall) {
+    alltoallPairwise<T>(a, prims);
+  }
+}
+
+}  // namespace kernel_detail
+
+// One block per channel, kCudaThreads threads.
+template <Coll C, typename T, typename Func, int P>
+__global__ void __launch_bounds__(kCudaThreads) collKernel(DevCollArgs args) {
+  __shared__ int sPending, sError;
+  if (threadIdx.x == 0) {
+    sPending = 0;
+    sError = *reinterpret_cast<volatile int *>(args.abortFlag);  // a broken context does nothing
+  }
+  __syncthreads();
+  const DevChannel ch = args.channels[blockIdx.x];
+  const CollArgs a = kernel_detail::channelArgs<T>(args);
+  if (a.count == 0 || sError) return;  // same decision on every rank: the piece sizes agree
+  DevicePrims<T, Func, P> prims(args, ch, &sPending, &sError);
+  kernel_detail::runAlgorithm<C, T>(a, Algo(args.algo), prims, reinterpret_cast<T *>(ch.scratch));
+}
+
+namespace kernel_detail {
+
+template <Coll C, typename T, typename Func>
+Status launch(const LaunchRequest &req, cudaStream_t stream) {
+  if (req.proto == Proto::LL)
+    collKernel<C, T, Func, int(Proto::LL)><<<req.nblocks, kCudaThreads, 0, stream>>>(req.args);
+  else
+    collKernel<C, T, Func, int(Proto::Simple)><<<req.nblocks, kCudaThreads, 0, stream>>>(req.args);
+  CHORUS_CUDACHECK(cudaGetLastError());
+  return Status::Ok;
+}
+
+template <typename T, typename Func>
+Status launchReduction(const LaunchRequest &req, cudaStream_t stream) {
+  switch (req.coll) {
+    case Coll::Allreduce: return launch<Coll::Allreduce, T, Func>(req, stream);
+    case Coll::Reduce: return launch<Coll::Reduce, T, Func>(req, stream);
+    case Coll::ReduceScatter: return launch<Coll::ReduceScatter, T, Func>(req, stream);
+    default: return Status::InternalError;
+  }
+}
+
+template <DataType D, typename T>
+Status launchType(const LaunchRequest &req, cudaStream_t stream) {
+  switch (req.op) {
+#define CHORUS_OP_CASE(O)                                                                     \
+  case RedOp::O:                                                                              \
+    if constexpr (kernelEnabled<D, RedOp::O>())                                               \
+      return launchReduction<T, typename FuncOf<RedOp::O, T>::type>(req, stream);             \
+    else                                                                                      \
+      return Status::Unsupported;
+    CHORUS_CUDA_OP_TABLE(CHORUS_OP_CASE)
+#undef CHORUS_OP_CASE
+    default: return Status::InternalError;
+  }
+}
+
+// Copy-only collectives move bytes; the functor is never applied.
+inline Status launchCopy(const LaunchRequest &req, cudaStream_t stream) {
+  using Func = FuncSum<uint8_t>;
+  switch (req.coll) {
+    case Coll::Bcast: return launch<Coll::Bcast, uint8_t, Func>(req, stream);
+    case Coll::Allgather: return launch<Coll::Allgather, uint8_t, Func>(req, stream);
+    case Coll::Alltoall: return launch<Coll::Alltoall, uint8_t, Func>(req, stream);
+    default: return Status::InternalError;
+  }
+}
+
+}  // namespace kernel_detail
+
+template <>
+Status launchKernelGroup<CHORUS_CUDA_GROUP>(const LaunchRequest &req, cudaStream_t stream) {
+#if CHORUS_CUDA_GROUP == 0
+  return kernel_detail::launchCopy(req, stream);
+#else
+  switch (req.type) {
+#define CHORUS_TYPE_CASE(D, T, G)                                               \
+  case DataType::D:                                                             \
+    if constexpr (G == CHORUS_CUDA_GROUP)                                       \
+      return kernel_detail::launchType<DataType::D, T>(req, stream);            \
+    else                                                                        \
+      return Status::InternalError;
+    CHORUS_CUDA_TYPE_TABLE(CHORUS_TYPE_CASE)
+#undef CHORUS_TYPE_CASE
+    default: return Status::InternalError;
+  }
+#endif
+}
+
+}  // namespace chorus

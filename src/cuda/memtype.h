@@ -1,0 +1,23 @@
+// Where a user buffer lives, so the API can route a call to the host or the
+// CUDA executor.  Compiled in every build: without CUDA every pointer is
+// host memory.
+#pragma once
+
+#include "core/common.h"
+
+namespace chorus {
+
+enum class MemType { Host, Device, Managed };
+
+const char *memTypeName(MemType t);
+
+// Classify `p`.  Never fails on a machine without a GPU or driver: there
+// every pointer is Host (a device pointer cannot exist in such a process).
+// Pinned or registered host memory is Host.  Returns Status::Ok always
+// today; the Status leaves room for a driver that reports a real failure.
+Status detectMemType(const void *p, MemType *out);
+
+// Whether this build has the CUDA executor and a usable GPU is visible.
+bool cudaAvailable();
+
+}  // namespace chorus

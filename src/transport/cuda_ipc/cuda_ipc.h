@@ -1,0 +1,25 @@
+// cuda_ipc transport: device FIFOs in each rank's GPU memory, exported with
+// CUDA IPC and mapped by the node peers (NVLink or PCIe P2P, or the same GPU
+// when several ranks share one).  Set up lazily, on the first call with
+// device buffers, by the CUDA executor; host-only programs never get here.
+#pragma once
+
+#include "transport/transport.h"
+
+namespace chorus {
+
+struct CudaIpcState;
+
+// Allocate `bytes` of zeroed device memory for this rank's inbound FIFOs on
+// the current device and describe it (IPC handle, device, bus id) in `self`.
+Status cudaIpcSetup(size_t bytes, PeerInfo &self, CudaIpcState **out);
+// Map every peer's FIFO memory (all[] from the allgather after setup).
+Status cudaIpcConnect(CudaIpcState &st, const PeerInfo *all, int nranks, int self);
+char *cudaIpcLocal(const CudaIpcState &st);
+char *cudaIpcPeer(const CudaIpcState &st, int peer);
+// Unmap the peers, free the local memory.
+void cudaIpcFree(CudaIpcState *st);
+
+bool cudaIpcCanConnect(const PeerInfo &self, const PeerInfo &peer);
+
+}  // namespace chorus

@@ -1,0 +1,2 @@
+#!/bin/sh
+exec "$(dirname "$0")/run-gpu.sh" 1 test_gpu

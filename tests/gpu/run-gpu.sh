@@ -1,0 +1,28 @@
+#!/bin/sh
+# Run the GPU test under mpirun with NP ranks (several ranks share a GPU when
+# there are fewer GPUs than ranks).  Exit status: 0 pass, 77 skip (no mpirun,
+# no GPU: the test itself prints "skipped: no GPU"), anything else fail.
+#
+#   run-gpu.sh NP [PROGRAM]
+set -u
+np=$1
+prog=${2:-test_gpu}
+mpirun=${MPIRUN:-mpirun}
+if ! command -v "$mpirun" >/dev/null 2>&1; then
+  echo "skipped: $mpirun not found"
+  exit 77
+fi
+if [ ! -x "./$prog" ]; then
+  echo "skipped: ./$prog not built"
+  exit 77
+fi
+flags=""
+if "$mpirun" --version 2>&1 </dev/null | grep -q "Open MPI\|OpenRTE"; then
+  flags="--oversubscribe --bind-to none --mca op ^avx"
+  [ "$(id -u)" = 0 ] && flags="$flags --allow-run-as-root"
+fi
+export CHORUS_TIMEOUT=${CHORUS_TIMEOUT:-120}
+timeout "${CHORUS_TEST_TIMEOUT:-900}" "$mpirun" $flags ${MPIRUN_FLAGS:-} -np "$np" "./$prog" </dev/null
+rc=$?
+[ $rc = 124 ] && echo "FAIL: $prog -np $np killed after ${CHORUS_TEST_TIMEOUT:-900} s"
+exit $rc
