@@ -7,6 +7,10 @@
 #include "coll/host_executor.h"
 #include "core/context.h"
 #include "core/log.h"
+#include "cuda/memtype.h"
+#ifdef CHORUS_HAVE_CUDA
+#include "cuda/cuda_executor.h"
+#endif
 
 using namespace chorus;
 
@@ -15,7 +19,34 @@ using namespace chorus;
 
 namespace {
 
-int execute(ApiCall &call, CollRequest req, size_t planBytes) {
+// Where the call's buffers live.  Both must be of one kind (host, or
+// device/managed); device buffers need a CUDA build and a GPU.  Returns
+// false after raising the error.
+bool locateBuffers(ApiCall &call, const void *sendbuf, const void *recvbuf, bool *onDevice) {
+  MemType st = MemType::Host, rt = MemType::Host;
+  detectMemType(sendbuf, &st);
+  detectMemType(recvbuf, &rt);
+  const bool sendDev = sendbuf && st != MemType::Host, recvDev = recvbuf && rt != MemType::Host;
+  if (sendbuf && recvbuf && sendDev != recvDev) {
+    call.fail(ErrorClass::Argument, "sendbuf is %s but recvbuf is %s: both must be host memory or both GPU memory",
+              memTypeName(st), memTypeName(rt));
+    return false;
+  }
+  *onDevice = sendDev || recvDev;
+#ifndef CHORUS_HAVE_CUDA
+  if (*onDevice) {
+    call.fail(ErrorClass::Unsupported,
+              "%s is %s, but this Chorus was built without CUDA (configure --with-cuda): only host buffers work",
+              sendDev ? "sendbuf" : "recvbuf", memTypeName(sendDev ? st : rt));
+    return false;
+  }
+#endif
+  return true;
+}
+
+int execute(ApiCall &call, CollRequest req, size_t planBytes, MPIX_Gpu_stream stream = nullptr, bool enqueue = false) {
+  bool onDevice = false;
+  if (!locateBuffers(call, req.sendbuf, req.recvbuf, &onDevice)) return call.code();
   Context *ctx = nullptr;
   Status s = contextGet(call.comm(), &ctx);
   if (s != Status::Ok)
@@ -26,6 +57,19 @@ int execute(ApiCall &call, CollRequest req, size_t planBytes) {
               (unsigned long long)ctx->collectives, req.count, req.elemSize, ctx->nranks, algoName(plan.algo),
               plan.why);
   ++ctx->collectives;
+#ifdef CHORUS_HAVE_CUDA
+  if (onDevice) {
+    char text[320];
+    s = cudaExecute(*ctx, req, stream, !enqueue, text, sizeof text);
+    if (s == Status::Aborted)
+      return call.failStatus(s, text[0] ? text : "an earlier collective on this communicator failed; free it");
+    if (s != Status::Ok) return call.failStatus(s, text);
+    return MPI_SUCCESS;
+  }
+#else
+  (void)stream;
+  (void)enqueue;
+#endif
   HostChannel &ch = ctx->channel;
   ch.coll = collName(req.coll);
   ch.algo = algoName(plan.algo);
@@ -36,8 +80,8 @@ int execute(ApiCall &call, CollRequest req, size_t planBytes) {
   return MPI_SUCCESS;
 }
 
-CollRequest request(Coll coll, const TypeMapping &type, RedOp op, MPI_Count count, const void *sendbuf,
-                    void *recvbuf, int root) {
+CollRequest request(Coll coll, const TypeMapping &type, RedOp op, MPI_Count count, const void *sendbuf, void *recvbuf,
+                    int root) {
   CollRequest r;
   r.coll = coll;
   r.algo = Algo::Ring;
@@ -53,11 +97,9 @@ CollRequest request(Coll coll, const TypeMapping &type, RedOp op, MPI_Count coun
 
 }  // namespace
 
-extern "C" {
-
-int MPIX_Allreduce_gpu(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-                       MPI_Comm comm) {
-  ApiCall call("MPIX_Allreduce_gpu", comm);
+static int allreduceImpl(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                         MPI_Comm comm, MPIX_Gpu_stream stream, bool enqueue, const char *name) {
+  ApiCall call(name, comm);
   TypeMapping type;
   RedOp redop;
   if (!call.checkComm() || !call.checkCount("count", count) || !call.checkReduction(datatype, op, &type, &redop) ||
@@ -66,12 +108,13 @@ int MPIX_Allreduce_gpu(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_
     return call.code();
   if (count == 0) return MPI_SUCCESS;
   if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
-  return execute(call, request(Coll::Allreduce, type, redop, count, sendbuf, recvbuf, 0), count * type.size);
+  return execute(call, request(Coll::Allreduce, type, redop, count, sendbuf, recvbuf, 0), count * type.size, stream,
+                 enqueue);
 }
 
-int MPIX_Reduce_gpu(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
-                    MPI_Comm comm) {
-  ApiCall call("MPIX_Reduce_gpu", comm);
+static int reduceImpl(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
+                      MPI_Comm comm, MPIX_Gpu_stream stream, bool enqueue, const char *name) {
+  ApiCall call(name, comm);
   TypeMapping type;
   RedOp redop;
   if (!call.checkComm() || !call.checkCount("count", count) || !call.checkRoot(root) ||
@@ -85,27 +128,30 @@ int MPIX_Reduce_gpu(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dat
   if (count == 0) return MPI_SUCCESS;
   if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
   return execute(call, request(Coll::Reduce, type, redop, count, sendbuf, isRoot ? recvbuf : nullptr, root),
-                 count * type.size);
+                 count * type.size, stream, enqueue);
 }
 
-int MPIX_Bcast_gpu(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-  ApiCall call("MPIX_Bcast_gpu", comm);
+static int bcastImpl(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                     MPIX_Gpu_stream stream, bool enqueue, const char *name) {
+  ApiCall call(name, comm);
   TypeMapping type;
   if (!call.checkComm() || !call.checkCount("count", count) || !call.checkRoot(root) ||
       !call.checkType("datatype", datatype, &type) || !call.checkBytes(count, type.size, 1) ||
       !call.checkBuffer("buffer", buffer, count) || !call.checkNotInPlace("buffer", buffer))
     return call.code();
   if (count == 0) return MPI_SUCCESS;
-  return execute(call, request(Coll::Bcast, type, RedOp::Sum, count, buffer, buffer, root), count * type.size);
+  return execute(call, request(Coll::Bcast, type, RedOp::Sum, count, buffer, buffer, root), count * type.size, stream,
+                 enqueue);
 }
 
-int MPIX_Allgather_gpu(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                       MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  ApiCall call("MPIX_Allgather_gpu", comm);
+static int allgatherImpl(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPIX_Gpu_stream stream,
+                         bool enqueue, const char *name) {
+  ApiCall call(name, comm);
   TypeMapping rtype, stype;
-  if (!call.checkComm() || !call.checkCount("recvcount", recvcount) ||
-      !call.checkType("recvtype", recvtype, &rtype) || !call.checkBytes(recvcount, rtype.size, call.size()) ||
-      !call.checkBuffer("recvbuf", recvbuf, recvcount) || !call.checkNotInPlace("recvbuf", recvbuf))
+  if (!call.checkComm() || !call.checkCount("recvcount", recvcount) || !call.checkType("recvtype", recvtype, &rtype) ||
+      !call.checkBytes(recvcount, rtype.size, call.size()) || !call.checkBuffer("recvbuf", recvbuf, recvcount) ||
+      !call.checkNotInPlace("recvbuf", recvbuf))
     return call.code();
   if (sendbuf != MPI_IN_PLACE &&
       (!call.checkCount("sendcount", sendcount) || !call.checkType("sendtype", sendtype, &stype) ||
@@ -116,12 +162,12 @@ int MPIX_Allgather_gpu(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
   if (sendbuf == MPI_IN_PLACE)
     sendbuf = static_cast<char *>(recvbuf) + size_t(call.rank()) * size_t(recvcount) * rtype.size;
   return execute(call, request(Coll::Allgather, rtype, RedOp::Sum, recvcount, sendbuf, recvbuf, 0),
-                 recvcount * rtype.size);
+                 recvcount * rtype.size, stream, enqueue);
 }
 
-int MPIX_Reduce_scatter_block_gpu(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype,
-                                  MPI_Op op, MPI_Comm comm) {
-  ApiCall call("MPIX_Reduce_scatter_block_gpu", comm);
+static int reduceScatterBlockImpl(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype,
+                                  MPI_Op op, MPI_Comm comm, MPIX_Gpu_stream stream, bool enqueue, const char *name) {
+  ApiCall call(name, comm);
   TypeMapping type;
   RedOp redop;
   if (!call.checkComm() || !call.checkCount("recvcount", recvcount) ||
@@ -131,17 +177,18 @@ int MPIX_Reduce_scatter_block_gpu(const void *sendbuf, void *recvbuf, MPI_Count 
     return call.code();
   if (recvcount == 0) return MPI_SUCCESS;
   if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
-  return execute(call, request(Coll::ReduceScatter, type, redop, recvcount, sendbuf, recvbuf, 0),
-                 recvcount * type.size);
+  return execute(call, request(Coll::ReduceScatter, type, redop, recvcount, sendbuf, recvbuf, 0), recvcount * type.size,
+                 stream, enqueue);
 }
 
-int MPIX_Alltoall_gpu(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                      MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  ApiCall call("MPIX_Alltoall_gpu", comm);
+static int alltoallImpl(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPIX_Gpu_stream stream, bool enqueue,
+                        const char *name) {
+  ApiCall call(name, comm);
   TypeMapping rtype, stype;
-  if (!call.checkComm() || !call.checkCount("recvcount", recvcount) ||
-      !call.checkType("recvtype", recvtype, &rtype) || !call.checkBytes(recvcount, rtype.size, call.size()) ||
-      !call.checkBuffer("recvbuf", recvbuf, recvcount) || !call.checkNotInPlace("recvbuf", recvbuf))
+  if (!call.checkComm() || !call.checkCount("recvcount", recvcount) || !call.checkType("recvtype", recvtype, &rtype) ||
+      !call.checkBytes(recvcount, rtype.size, call.size()) || !call.checkBuffer("recvbuf", recvbuf, recvcount) ||
+      !call.checkNotInPlace("recvbuf", recvbuf))
     return call.code();
   if (sendbuf != MPI_IN_PLACE &&
       (!call.checkCount("sendcount", sendcount) || !call.checkType("sendtype", sendtype, &stype) ||
@@ -151,7 +198,41 @@ int MPIX_Alltoall_gpu(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
   if (recvcount == 0) return MPI_SUCCESS;
   if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
   return execute(call, request(Coll::Alltoall, rtype, RedOp::Sum, recvcount, sendbuf, recvbuf, 0),
-                 recvcount * rtype.size);
+                 recvcount * rtype.size, stream, enqueue);
+}
+
+extern "C" {
+
+int MPIX_Allreduce_gpu(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                       MPI_Comm comm) {
+  return allreduceImpl(sendbuf, recvbuf, count, datatype, op, comm, nullptr, false, "MPIX_Allreduce_gpu");
+}
+
+int MPIX_Reduce_gpu(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
+                    MPI_Comm comm) {
+  return reduceImpl(sendbuf, recvbuf, count, datatype, op, root, comm, nullptr, false, "MPIX_Reduce_gpu");
+}
+
+int MPIX_Bcast_gpu(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+  return bcastImpl(buffer, count, datatype, root, comm, nullptr, false, "MPIX_Bcast_gpu");
+}
+
+int MPIX_Allgather_gpu(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  return allgatherImpl(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr, false,
+                       "MPIX_Allgather_gpu");
+}
+
+int MPIX_Reduce_scatter_block_gpu(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype,
+                                  MPI_Op op, MPI_Comm comm) {
+  return reduceScatterBlockImpl(sendbuf, recvbuf, recvcount, datatype, op, comm, nullptr, false,
+                                "MPIX_Reduce_scatter_block_gpu");
+}
+
+int MPIX_Alltoall_gpu(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  return alltoallImpl(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr, false,
+                      "MPIX_Alltoall_gpu");
 }
 
 int MPIX_Barrier_gpu(MPI_Comm comm) {
@@ -161,31 +242,34 @@ int MPIX_Barrier_gpu(MPI_Comm comm) {
   return execute(call, request(Coll::Barrier, none, RedOp::Sum, 0, nullptr, nullptr, 0), 0);
 }
 
-// Host buffers complete before returning, so the stream-ordered variants
-// are the blocking ones until the CUDA engine takes device buffers.
+// Stream-ordered variants: device buffers are enqueued on `stream`; host
+// buffers complete before returning.
 int MPIX_Allreduce_gpu_enqueue(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-                               MPI_Comm comm, MPIX_Gpu_stream) {
-  return MPIX_Allreduce_gpu(sendbuf, recvbuf, count, datatype, op, comm);
+                               MPI_Comm comm, MPIX_Gpu_stream stream) {
+  return allreduceImpl(sendbuf, recvbuf, count, datatype, op, comm, stream, true, "MPIX_Allreduce_gpu_enqueue");
 }
 int MPIX_Reduce_gpu_enqueue(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-                            int root, MPI_Comm comm, MPIX_Gpu_stream) {
-  return MPIX_Reduce_gpu(sendbuf, recvbuf, count, datatype, op, root, comm);
+                            int root, MPI_Comm comm, MPIX_Gpu_stream stream) {
+  return reduceImpl(sendbuf, recvbuf, count, datatype, op, root, comm, stream, true, "MPIX_Reduce_gpu_enqueue");
 }
 int MPIX_Bcast_gpu_enqueue(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                           MPIX_Gpu_stream) {
-  return MPIX_Bcast_gpu(buffer, count, datatype, root, comm);
+                           MPIX_Gpu_stream stream) {
+  return bcastImpl(buffer, count, datatype, root, comm, stream, true, "MPIX_Bcast_gpu_enqueue");
 }
 int MPIX_Allgather_gpu_enqueue(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                               MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPIX_Gpu_stream) {
-  return MPIX_Allgather_gpu(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+                               MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPIX_Gpu_stream stream) {
+  return allgatherImpl(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, stream, true,
+                       "MPIX_Allgather_gpu_enqueue");
 }
 int MPIX_Reduce_scatter_block_gpu_enqueue(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
-                                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPIX_Gpu_stream) {
-  return MPIX_Reduce_scatter_block_gpu(sendbuf, recvbuf, recvcount, datatype, op, comm);
+                                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPIX_Gpu_stream stream) {
+  return reduceScatterBlockImpl(sendbuf, recvbuf, recvcount, datatype, op, comm, stream, true,
+                                "MPIX_Reduce_scatter_block_gpu_enqueue");
 }
 int MPIX_Alltoall_gpu_enqueue(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                              MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPIX_Gpu_stream) {
-  return MPIX_Alltoall_gpu(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+                              MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPIX_Gpu_stream stream) {
+  return alltoallImpl(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, stream, true,
+                      "MPIX_Alltoall_gpu_enqueue");
 }
 
 int MPIX_Comm_gpu_init(MPI_Comm comm, MPI_Info) {
@@ -203,8 +287,8 @@ int MPIX_Comm_gpu_free(MPI_Comm comm) {
 }
 
 const char *MPIX_Gpu_version_string(void) {
-  return "Chorus " CHORUS_STRINGIFY(CHORUS_VERSION_MAJOR) "." CHORUS_STRINGIFY(CHORUS_VERSION_MINOR) "." CHORUS_STRINGIFY(
-      CHORUS_VERSION_PATCH)
+  return "Chorus " CHORUS_STRINGIFY(CHORUS_VERSION_MAJOR) "." CHORUS_STRINGIFY(
+      CHORUS_VERSION_MINOR) "." CHORUS_STRINGIFY(CHORUS_VERSION_PATCH)
 #ifdef CHORUS_HAVE_CUDA
       " (CUDA)"
 #else

@@ -12,6 +12,10 @@
 #include "core/params.h"
 #include "topo/topo.h"
 
+#ifdef CHORUS_HAVE_CUDA
+#include "cuda/cuda_executor.h"
+#endif
+
 namespace chorus {
 
 namespace {
@@ -22,6 +26,10 @@ std::mutex g_mutex;
 std::set<Context *> g_live;  // so that MPI_Finalize can release what users did not free
 
 void destroy(Context *ctx) {
+#ifdef CHORUS_HAVE_CUDA
+  cudaStateFree(ctx->cuda);
+  ctx->cuda = nullptr;
+#endif
   if (ctx->transport) ctx->transport->free(*ctx);
   {
     std::lock_guard<std::mutex> lock(g_mutex);

@@ -14,6 +14,8 @@
 
 namespace chorus {
 
+struct CudaState;  // src/cuda/cuda_executor.cc; created on first device-buffer use
+
 struct Context {
   MPI_Comm comm = MPI_COMM_NULL;  // the user's communicator (not owned)
   int rank = 0, nranks = 1;
@@ -27,6 +29,7 @@ struct Context {
   std::vector<char> scratch;              // slotBytes, for the direct algorithms
   HostChannel channel;
   uint64_t collectives = 0;               // count of collectives run, for logs
+  CudaState *cuda = nullptr;              // CUDA executor state, lazily (CUDA builds only)
 };
 
 // The context of `comm`, created (collectively) when missing.

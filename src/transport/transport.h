@@ -12,11 +12,19 @@ struct Context;
 
 // What each rank publishes in the bootstrap allgather: one POD per rank.
 constexpr int kShmNameMax = 64;
+constexpr int kIpcHandleBytes = 64;   // sizeof(cudaIpcMemHandle_t), checked in cuda_ipc.cc
+constexpr int kBusIdMax = 16;
 struct PeerInfo {
   uint64_t hostHash;   // identifies the node
   int32_t pid;
   int32_t nodeRank;    // rank within the node communicator
   char shmName[kShmNameMax];  // this rank's inbound FIFO segment (shm)
+  // cuda_ipc: filled only when device buffers are first used on the
+  // communicator (a second allgather then refreshes the table).
+  int32_t cudaDevice;  // valid when hasIpc
+  int32_t hasIpc;      // 1 once ipcHandle is valid
+  char busId[kBusIdMax];                  // PCI bus id of the GPU, for logs
+  unsigned char ipcHandle[kIpcHandleBytes];  // this rank's inbound device FIFOs
 };
 
 struct TransportOps {
