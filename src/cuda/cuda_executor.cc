@@ -21,13 +21,19 @@ struct CudaState {
   size_t slotBytes = kCudaSlotBytes;
   int nslots = kCudaSlots;
   CudaIpcState *ipc = nullptr;
-  FifoEnd *devEnds = nullptr;        // [channel][sendTo|recvFrom][peer]
-  DevChannel *devChannels = nullptr; // [channel]
+  FifoEnd *devEnds = nullptr;        // [proto][channel][sendTo|recvFrom][peer]
+  DevChannel *devChannels = nullptr; // [proto][channel]
   char *scratch = nullptr;           // [channel][slotBytes]
   int *abortFlag = nullptr;          // device memory
   DevError *errHost = nullptr;       // host-mapped
   DevError *errDev = nullptr;
   uint64_t timeoutCycles = 0;
+  // The kernels of a communicator share its FIFO counters and scratch, so
+  // they must run one after another even when users enqueue them on
+  // different streams: each launch waits for the previous one's event.
+  cudaEvent_t lastLaunch = nullptr;
+  cudaStream_t lastStream = nullptr;
+  bool launched = false;
 };
 
 namespace {
@@ -39,29 +45,46 @@ constexpr size_t kLLMaxBytes = 64 * 1024;
 
 size_t fifoBytes(const CudaState &st) { return fifoFootprint(st.slotBytes, st.nslots); }
 
+// Each protocol has FIFOs of its own.  An LL receiver trusts a line whose
+// flag equals the message number; a slot that last carried Simple data could
+// hold that value by chance, so the protocols never share slot memory (nor
+// the message counters).
+constexpr int kProtos = int(Proto::Count);
+
+// FIFOs per rank in the IPC region: [proto][channel][peer].
+size_t fifoIndex(const CudaState &st, int nranks, int proto, int channel, int peer) {
+  return (size_t(proto) * st.nchannels + channel) * nranks + peer;
+}
+
 Status buildChannels(Context &ctx, CudaState &st) {
   const int n = ctx.nranks;
-  std::vector<FifoEnd> ends(size_t(st.nchannels) * 2 * n);
-  std::vector<DevChannel> chans(st.nchannels);
+  const size_t nchan = size_t(kProtos) * st.nchannels;
+  std::vector<FifoEnd> ends(nchan * 2 * n);
+  std::vector<DevChannel> chans(nchan);
   CHORUS_CUDACHECK(cudaMalloc(&st.devEnds, ends.size() * sizeof(FifoEnd)));
   CHORUS_CUDACHECK(cudaMalloc(&st.devChannels, chans.size() * sizeof(DevChannel)));
   CHORUS_CUDACHECK(cudaMalloc(&st.scratch, st.slotBytes * st.nchannels));
-  for (int c = 0; c < st.nchannels; ++c) {
-    FifoEnd *send = &ends[size_t(c) * 2 * n], *recv = send + n;
-    for (int p = 0; p < n; ++p) {
-      if (p == ctx.rank) {
-        send[p] = recv[p] = FifoEnd{};
-        continue;
+  for (int proto = 0; proto < kProtos; ++proto) {
+    for (int c = 0; c < st.nchannels; ++c) {
+      const size_t ch = size_t(proto) * st.nchannels + c;
+      FifoEnd *send = &ends[ch * 2 * n], *recv = send + n;
+      for (int p = 0; p < n; ++p) {
+        if (p == ctx.rank) {
+          send[p] = recv[p] = FifoEnd{};
+          continue;
+        }
+        // My outbound FIFO to p lives in p's region at my index; my inbound
+        // FIFO from p in mine at p's index.
+        char *peerBase = cudaIpcPeer(*st.ipc, p) + fifoBytes(st) * fifoIndex(st, n, proto, c, ctx.rank);
+        char *localBase = cudaIpcLocal(*st.ipc) + fifoBytes(st) * fifoIndex(st, n, proto, c, p);
+        send[p] = makeFifoEnd(peerBase, st.slotBytes, st.nslots, p);
+        recv[p] = makeFifoEnd(localBase, st.slotBytes, st.nslots, p);
       }
-      // Inbound FIFO from rank q on channel c sits at index c * n + q of the
-      // receiver's memory.
-      char *peerBase = cudaIpcPeer(*st.ipc, p) + fifoBytes(st) * (size_t(c) * n + ctx.rank);
-      char *localBase = cudaIpcLocal(*st.ipc) + fifoBytes(st) * (size_t(c) * n + p);
-      send[p] = makeFifoEnd(peerBase, st.slotBytes, st.nslots, p);
-      recv[p] = makeFifoEnd(localBase, st.slotBytes, st.nslots, p);
+      FifoEnd *devSend = st.devEnds + ch * 2 * n;
+      // Both protocols' blocks of channel c share its scratch: kernels on a
+      // communicator run one at a time (see orderAfterPrevious).
+      chans[ch] = DevChannel{devSend, devSend + n, st.scratch + st.slotBytes * c};
     }
-    FifoEnd *devSend = st.devEnds + size_t(c) * 2 * n;
-    chans[c] = DevChannel{devSend, devSend + n, st.scratch + st.slotBytes * c};
   }
   CHORUS_CUDACHECK(cudaMemcpy(st.devEnds, ends.data(), ends.size() * sizeof(FifoEnd), cudaMemcpyHostToDevice));
   CHORUS_CUDACHECK(
@@ -71,7 +94,8 @@ Status buildChannels(Context &ctx, CudaState &st) {
 
 Status localSetup(Context &ctx, CudaState &st, PeerInfo &self) {
   CHORUS_CUDACHECK(cudaGetDevice(&st.device));
-  CHORUS_CHECK(cudaIpcSetup(fifoBytes(st) * size_t(st.nchannels) * ctx.nranks, self, &st.ipc));
+  CHORUS_CHECK(cudaIpcSetup(fifoBytes(st) * size_t(kProtos) * st.nchannels * ctx.nranks, self, &st.ipc));
+  CHORUS_CUDACHECK(cudaEventCreateWithFlags(&st.lastLaunch, cudaEventDisableTiming));
   CHORUS_CUDACHECK(cudaMalloc(&st.abortFlag, sizeof(int)));
   CHORUS_CUDACHECK(cudaMemset(st.abortFlag, 0, sizeof(int)));
   CHORUS_CUDACHECK(cudaHostAlloc(&st.errHost, sizeof(DevError), cudaHostAllocMapped));
@@ -135,6 +159,7 @@ void cudaStateFree(CudaState *st) {
   if (st->scratch) cudaFree(st->scratch);
   if (st->abortFlag) cudaFree(st->abortFlag);
   if (st->errHost) cudaFreeHost(st->errHost);
+  if (st->lastLaunch) cudaEventDestroy(st->lastLaunch);
   cudaGetLastError();
   delete st;
 }
@@ -191,7 +216,7 @@ Status cudaExecute(Context &ctx, const CollRequest &req, CUstream_st *streamArg,
   a.count = count;
   a.sliceElems = capacity / elemSize;
   a.slotBytes = st.slotBytes;
-  a.channels = st.devChannels;
+  a.channels = st.devChannels + (lr.proto == Proto::LL ? st.nchannels : 0);
   a.error = st.errDev;
   a.abortFlag = st.abortFlag;
   a.timeoutCycles = st.timeoutCycles;
@@ -209,7 +234,20 @@ Status cudaExecute(Context &ctx, const CollRequest &req, CUstream_st *streamArg,
              cur, st.device);
     return Status::InvalidArgument;
   }
+  // Order after the communicator's previous kernel when it went to another
+  // stream.  Inside a graph capture the wait would reach outside the graph
+  // (an error); the graph's launches are ordered by the stream it replays on.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  CHORUS_CUDACHECK(cudaStreamIsCapturing(stream, &capture));
+  const bool capturing = capture != cudaStreamCaptureStatusNone;
+  if (!capturing && st.launched && st.lastStream != stream)
+    CHORUS_CUDACHECK(cudaStreamWaitEvent(stream, st.lastLaunch, 0));
   Status s = launchCollective(lr, stream);
+  if (s == Status::Ok && !capturing) {
+    CHORUS_CUDACHECK(cudaEventRecord(st.lastLaunch, stream));
+    st.lastStream = stream;
+    st.launched = true;
+  }
   if (s == Status::Unsupported) {
     snprintf(errText, errLen,
              "no kernel for %s on %s with %s in this build (configured with --enable-cuda-dev-build?)",

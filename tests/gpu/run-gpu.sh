@@ -1,9 +1,12 @@
 #!/bin/sh
 # Run the GPU test under mpirun with NP ranks (several ranks share a GPU when
-# there are fewer GPUs than ranks).  Exit status: 0 pass, 77 skip (no mpirun,
-# no GPU: the test itself prints "skipped: no GPU"), anything else fail.
+# there are fewer GPUs than ranks), once per device protocol: Chorus reads
+# CHORUS_PROTO once per process, so each protocol needs its own run.
+# Exit status: 0 pass, 77 skip (no mpirun, no GPU: the test itself prints
+# "skipped: no GPU"), anything else fail.
 #
 #   run-gpu.sh NP [PROGRAM]
+#   CHORUS_TEST_PROTOS="simple ll auto" (default; auto interleaves both by size) lists the protocols to run.
 set -u
 np=$1
 prog=${2:-test_gpu}
@@ -22,7 +25,13 @@ if "$mpirun" --version 2>&1 </dev/null | grep -q "Open MPI\|OpenRTE"; then
   [ "$(id -u)" = 0 ] && flags="$flags --allow-run-as-root"
 fi
 export CHORUS_TIMEOUT=${CHORUS_TIMEOUT:-120}
-timeout "${CHORUS_TEST_TIMEOUT:-900}" "$mpirun" $flags ${MPIRUN_FLAGS:-} -np "$np" "./$prog" </dev/null
-rc=$?
-[ $rc = 124 ] && echo "FAIL: $prog -np $np killed after ${CHORUS_TEST_TIMEOUT:-900} s"
-exit $rc
+status=0
+for proto in ${CHORUS_TEST_PROTOS:-simple ll auto}; do
+  CHORUS_PROTO=$proto timeout "${CHORUS_TEST_TIMEOUT:-900}" "$mpirun" $flags ${MPIRUN_FLAGS:-} -np "$np" "./$prog" </dev/null
+  rc=$?
+  # No GPU: every protocol would skip alike.
+  [ $rc = 77 ] && exit 77
+  [ $rc = 124 ] && echo "FAIL: $prog -np $np (CHORUS_PROTO=$proto) killed after ${CHORUS_TEST_TIMEOUT:-900} s"
+  [ $rc != 0 ] && status=$rc
+done
+exit $status

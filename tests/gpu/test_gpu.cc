@@ -1,24 +1,38 @@
-// GPU tier: every collective on device buffers, checked bit for bit against
-// MPI's own collective on host copies of the same data, plus the enqueue
-// variant on a stream, CUDA graph capture of MPIX_Allreduce_gpu_enqueue and
-// the clear error for mixed host/device buffers.  Several ranks may share
-// one GPU (rank r uses device r % ndevices): that is the one-GPU CI setup.
+// GPU tier: the multi-rank suite on device buffers.  Every collective runs
+// for every datatype, every op valid on it and a range of sizes, on device
+// buffers, and is compared bit for bit with a reference computed on host
+// copies of the same inputs: MPI's own collective for MPI's types, Chorus's
+// host engine (itself checked against MPI in tests/mpi) for the
+// low-precision MPIX_GPU_* types, which MPI cannot reduce.  Then the
+// stream-ordered variants, CUDA graph capture of _enqueue calls and the
+// clear error for mixed host/device buffers.  Several ranks may share one
+// GPU (rank r uses device r % ndevices): that is the one-GPU CI setup.
+//
+// The protocol is CHORUS_PROTO, which Chorus reads once per process, so one
+// run covers one protocol: run-gpu.sh starts this program once per protocol.
 //
 // Exit status: 0 pass, 1 fail, 77 "skipped: no GPU" (Automake SKIP) when
 // cudaGetDeviceCount fails or finds no device.
 #include <cuda_runtime.h>
 #include <mpi.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "chorus.h"
 
 namespace {
 
-int g_rank = 0, g_size = 1, g_failures = 0;
+int g_rank = 0, g_size = 1;
+const char *g_proto = "auto";
+long g_checked = 0, g_failed = 0;
+cudaStream_t g_stream = nullptr;
 
 #define CUDA_OK(call)                                                                                 \
   do {                                                                                                \
@@ -30,121 +44,459 @@ int g_rank = 0, g_size = 1, g_failures = 0;
     }                                                                                                 \
   } while (0)
 
-struct TypeCase {
+// kCudaSlotBytes (src/cuda/device_channel.h): Simple moves one slot per
+// step, LL half of one; sizes on either side of both exercise the slicing
+// and the split over channels.
+constexpr size_t kSlotBytes = 256 * 1024;
+constexpr size_t kLargeBytes = size_t(8) << 20;
+// Bytes past the result that must stay untouched (LL stores 8-byte units;
+// a partial last unit must not spill).
+constexpr size_t kGuard = 64;
+constexpr unsigned char kSentinel = 0xA5;
+// Failing cases printed in full; later ones are only counted.
+constexpr long kMaxReported = 200;
+
+// ---- datatypes, ops, collectives ----------------------------------------------------
+
+enum class Kind { Signed, Unsigned, Float, LowP };
+struct TypeInfo {
+  const char *name;
   MPI_Datatype type;
   size_t size;
+  Kind kind;
+  int expBits, mantBits;  // low-precision encodings only
+};
+bool isInteger(const TypeInfo &t) { return t.kind == Kind::Signed || t.kind == Kind::Unsigned; }
+
+// How inputs are generated for an op, see inputValue().
+enum class Gen { Sum, Prod, MinMax, Logical, Bits, Raw };
+struct OpInfo {
   const char *name;
+  MPI_Op op;
+  Gen gen;
+  bool integerOnly;
+  bool avg;  // MPI has no average: the reference is MPI_SUM divided here
 };
 
-// Small integers, exact in every type and whatever the reduction order.
-void fill(std::vector<char> &buf, const TypeCase &t, size_t count, int seed) {
-  buf.resize(count * t.size);
-  for (size_t i = 0; i < count; ++i) {
-    const int v = int((i * 7 + size_t(seed) * 13) % 11) - 5 + (seed % 3);
-    char *p = buf.data() + i * t.size;
-    if (t.type == MPI_FLOAT) { float x = float(v); memcpy(p, &x, 4); }
-    else if (t.type == MPI_DOUBLE) { double x = v; memcpy(p, &x, 8); }
-    else if (t.type == MPI_INT) { int32_t x = v; memcpy(p, &x, 4); }
-    else if (t.type == MPI_INT64_T) { int64_t x = v; memcpy(p, &x, 8); }
-    else if (t.type == MPI_UINT8_T) { uint8_t x = uint8_t(v); memcpy(p, &x, 1); }
+enum class Coll { Allreduce, Reduce, ReduceScatter, Bcast, Allgather, Alltoall };
+const char *collName(Coll c) {
+  static const char *const names[] = {"allreduce", "reduce", "reduce_scatter_block", "bcast", "allgather", "alltoall"};
+  return names[int(c)];
+}
+bool isReduction(Coll c) { return c == Coll::Allreduce || c == Coll::Reduce || c == Coll::ReduceScatter; }
+// Reduce-scatter and alltoall take one block of `count` per rank in,
+// allgather and alltoall give one per rank out.
+size_t inElems(Coll c, size_t count) {
+  return (c == Coll::ReduceScatter || c == Coll::Alltoall) ? count * size_t(g_size) : count;
+}
+size_t outElems(Coll c, size_t count) {
+  return (c == Coll::Allgather || c == Coll::Alltoall) ? count * size_t(g_size) : count;
+}
+
+// ---- inputs -------------------------------------------------------------------------
+
+uint64_t mix(uint64_t x) {  // splitmix64 finaliser
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+uint64_t hashOf(uint64_t seed, int rank, size_t i) {
+  return mix(seed ^ mix(uint64_t(int64_t(rank) + 77)) ^ (uint64_t(i) * 0xc2b2ae3d27d4eb4full));
+}
+
+// Every result must be exact whatever order the ranks are folded in: the
+// ring's blocks, the device's split over channels and the protocol's slice
+// size all change that order, so the device, the host engine and MPI only
+// agree bitwise on exact data.  Hence (up to 8 ranks):
+//  - SUM/AVG: integers in [-k, k] with k = 8 / nranks, so every partial sum
+//    stays within +-8, exact even in fp8 e5m2 (9 is not); unsigned types
+//    wrap the negative ones, as MPI does;
+//  - PROD: +-1 and +-2 (2 only on the first 4 ranks): +-2^j <= 16, exact
+//    everywhere; unsigned types get no -1, whose products would overflow
+//    int in MPI's promoted 16-bit arithmetic;
+//  - MIN/MAX: integers in [-8, 8] (never -0: min(-0, +0) depends on order);
+//  - logical ops: per element all zero, all nonzero or mixed, nonzero values
+//    sometimes 0x100 (zero low byte); bitwise ops and copies: random bits.
+int64_t inputValue(Gen g, const TypeInfo &t, uint64_t seed, size_t i) {
+  const uint64_t h = hashOf(seed, g_rank, i);
+  switch (g) {
+    case Gen::Sum: {
+      const int k = std::max(1, 8 / g_size);
+      return int64_t(h % uint64_t(2 * k + 1)) - k;
+    }
+    case Gen::Prod: {
+      const int64_t mag = (g_rank < 4 && (h & 1)) ? 2 : 1;
+      return (t.kind != Kind::Unsigned && (h & 2)) ? -mag : mag;
+    }
+    case Gen::MinMax: return int64_t(h % 17) - 8;
+    case Gen::Logical: {
+      const uint64_t mode = hashOf(seed, -1, i) % 3;  // the same on every rank
+      if (mode == 1 || (mode == 2 && (h & 4))) return 0;
+      return (t.size >= 2 && (h & 8)) ? 0x100 : int64_t(1 + h % 5);
+    }
+    default: return int64_t(h);
   }
 }
 
-void *toDevice(const std::vector<char> &h) {
-  void *d = nullptr;
-  CUDA_OK(cudaMalloc(&d, h.size() ? h.size() : 1));
-  if (!h.empty()) CUDA_OK(cudaMemcpy(d, h.data(), h.size(), cudaMemcpyHostToDevice));
-  return d;
+// A float that is exactly representable in the format (small integers
+// here) to its encoding: sign, rebiased exponent, truncated mantissa.
+uint32_t encodeLowp(float f, int expBits, int mantBits) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  const uint32_t sign = (x >> 31) << (expBits + mantBits), mag = x & 0x7FFFFFFFu;
+  if (mag == 0) return sign;
+  const int bias = (1 << (expBits - 1)) - 1;
+  const uint32_t exp = uint32_t(int(mag >> 23) - 127 + bias);
+  return sign | (exp << mantBits) | ((mag & 0x7FFFFFu) >> (23 - mantBits));
 }
 
-std::vector<char> toHost(const void *d, size_t bytes) {
+void storeValue(const TypeInfo &t, Gen g, int64_t v, char *p) {
+  // Integers, bits and copies: the low bytes, i.e. v modulo 2^bits (x86 and
+  // Arm are little-endian).
+  if (g == Gen::Bits || g == Gen::Raw || isInteger(t)) {
+    memcpy(p, &v, t.size);
+  } else if (t.kind == Kind::Float && t.size == 4) {
+    const float f = float(v);
+    memcpy(p, &f, 4);
+  } else if (t.kind == Kind::Float) {
+    const double d = double(v);
+    memcpy(p, &d, 8);
+  } else {
+    const uint32_t bits = encodeLowp(float(v), t.expBits, t.mantBits);
+    memcpy(p, &bits, t.size);
+  }
+}
+
+std::vector<char> makeInput(const TypeInfo &t, Gen g, uint64_t seed, size_t n) {
+  std::vector<char> buf(n * t.size);
+  for (size_t i = 0; i < n; ++i) storeValue(t, g, inputValue(g, t, seed, i), buf.data() + i * t.size);
+  return buf;
+}
+
+// ---- Chorus calls and the reference ----------------------------------------------
+
+int callChorus(Coll c, const void *send, void *recv, size_t count, const TypeInfo &t, MPI_Op op, int root,
+               bool enqueue) {
+  const MPI_Count n = MPI_Count(count);
+  const MPI_Datatype dt = t.type;
+  const MPI_Comm w = MPI_COMM_WORLD;
+  cudaStream_t s = g_stream;
+  switch (c) {
+    case Coll::Allreduce:
+      return enqueue ? MPIX_Allreduce_gpu_enqueue(send, recv, n, dt, op, w, s)
+                     : MPIX_Allreduce_gpu(send, recv, n, dt, op, w);
+    case Coll::Reduce:
+      return enqueue ? MPIX_Reduce_gpu_enqueue(send, recv, n, dt, op, root, w, s)
+                     : MPIX_Reduce_gpu(send, recv, n, dt, op, root, w);
+    case Coll::ReduceScatter:
+      return enqueue ? MPIX_Reduce_scatter_block_gpu_enqueue(send, recv, n, dt, op, w, s)
+                     : MPIX_Reduce_scatter_block_gpu(send, recv, n, dt, op, w);
+    case Coll::Bcast:
+      return enqueue ? MPIX_Bcast_gpu_enqueue(recv, n, dt, root, w, s) : MPIX_Bcast_gpu(recv, n, dt, root, w);
+    case Coll::Allgather:
+      return enqueue ? MPIX_Allgather_gpu_enqueue(send, n, dt, recv, n, dt, w, s)
+                     : MPIX_Allgather_gpu(send, n, dt, recv, n, dt, w);
+    case Coll::Alltoall:
+      return enqueue ? MPIX_Alltoall_gpu_enqueue(send, n, dt, recv, n, dt, w, s)
+                     : MPIX_Alltoall_gpu(send, n, dt, recv, n, dt, w);
+  }
+  return MPI_ERR_OTHER;
+}
+
+// Chorus's AVG: integers truncate toward zero in 64 bits of the type's
+// signedness (after the sum has wrapped), floats divide in their precision.
+template <typename T>
+void divideAs(char *p, size_t n, int by) {
+  using Wide = typename std::conditional<std::is_signed<T>::value, int64_t, uint64_t>::type;
+  for (size_t i = 0; i < n; ++i) {
+    T x;
+    memcpy(&x, p + i * sizeof(T), sizeof(T));
+    if constexpr (std::is_integral<T>::value) x = T(Wide(x) / Wide(by));
+    else x = x / T(by);
+    memcpy(p + i * sizeof(T), &x, sizeof(T));
+  }
+}
+
+void divideByRanks(const TypeInfo &t, std::vector<char> &buf) {
+  const size_t n = buf.size() / t.size;
+  char *p = buf.data();
+  const bool s = t.kind == Kind::Signed;
+  if (t.kind == Kind::Float) t.size == 4 ? divideAs<float>(p, n, g_size) : divideAs<double>(p, n, g_size);
+  else if (t.size == 1) s ? divideAs<int8_t>(p, n, g_size) : divideAs<uint8_t>(p, n, g_size);
+  else if (t.size == 2) s ? divideAs<int16_t>(p, n, g_size) : divideAs<uint16_t>(p, n, g_size);
+  else if (t.size == 4) s ? divideAs<int32_t>(p, n, g_size) : divideAs<uint32_t>(p, n, g_size);
+  else s ? divideAs<int64_t>(p, n, g_size) : divideAs<uint64_t>(p, n, g_size);
+}
+
+// The expected result on this rank from host copies of the inputs; empty at
+// a reduce's non-root.  Always out of place: MPI defines in-place calls to
+// give the same result.  Returns the reference call's error code.
+int reference(Coll c, const TypeInfo &t, const OpInfo *op, const std::vector<char> &in, size_t count, int root,
+              std::vector<char> &out) {
+  out.assign(outElems(c, count) * t.size, 0);
+  const int n = int(count);
+  const MPI_Comm w = MPI_COMM_WORLD;
+  int rc = MPI_SUCCESS;
+  if (isReduction(c) && t.kind == Kind::LowP) {
+    // MPI cannot reduce Chorus's own types; the host engine promises the
+    // device's bits (same functors, reduced in float, rounded once a step).
+    rc = callChorus(c, in.data(), out.data(), count, t, op->op, root, false);
+  } else {
+    const MPI_Op mop = op ? (op->avg ? MPI_SUM : op->op) : MPI_OP_NULL;
+    switch (c) {
+      case Coll::Allreduce: rc = MPI_Allreduce(in.data(), out.data(), n, t.type, mop, w); break;
+      case Coll::Reduce: rc = MPI_Reduce(in.data(), out.data(), n, t.type, mop, root, w); break;
+      case Coll::ReduceScatter: rc = MPI_Reduce_scatter_block(in.data(), out.data(), n, t.type, mop, w); break;
+      case Coll::Bcast:
+        out = in;
+        rc = MPI_Bcast(out.data(), n, t.type, root, w);
+        break;
+      case Coll::Allgather: rc = MPI_Allgather(in.data(), n, t.type, out.data(), n, t.type, w); break;
+      case Coll::Alltoall: rc = MPI_Alltoall(in.data(), n, t.type, out.data(), n, t.type, w); break;
+    }
+    if (op && op->avg) divideByRanks(t, out);
+  }
+  if (c == Coll::Reduce && g_rank != root) out.clear();
+  return rc;
+}
+
+// ---- checking -----------------------------------------------------------------------
+
+std::string errorText(int rc) {
+  char msg[MPI_MAX_ERROR_STRING] = "";
+  int len = 0;
+  MPI_Error_string(rc, msg, &len);
+  return "error " + std::to_string(rc) + ": " + msg;
+}
+
+std::string hexBytes(const char *p, size_t n) {
+  std::string s;
+  char b[4];
+  for (size_t i = n; i-- > 0;) {  // most significant byte first
+    snprintf(b, sizeof b, "%02x", unsigned(static_cast<unsigned char>(p[i])));
+    s += b;
+  }
+  return s;
+}
+
+// "" when equal; else the first differing byte, as an element when it lies
+// in the result (which starts at byte `origin` and is `resultBytes` long).
+std::string firstDifference(const char *got, const char *want, size_t bytes, size_t origin, size_t resultBytes,
+                            size_t elem, const char *what) {
+  size_t i = 0;
+  while (i < bytes && got[i] == want[i]) ++i;
+  if (i == bytes) return "";
+  char s[256];
+  if (i < origin || i >= origin + resultBytes) {
+    snprintf(s, sizeof s, "%s: byte %lld outside the result is 0x%02x, want 0x%02x", what,
+             (long long)i - (long long)origin, unsigned(static_cast<unsigned char>(got[i])),
+             unsigned(static_cast<unsigned char>(want[i])));
+  } else {
+    const size_t e = (i - origin) / elem, at = origin + e * elem;
+    snprintf(s, sizeof s, "%s: element %zu is 0x%s, want 0x%s", what, e, hexBytes(got + at, elem).c_str(),
+             hexBytes(want + at, elem).c_str());
+  }
+  return s;
+}
+
+// One checked case: every rank learns whether any failed, rank 0 names it.
+void check(const std::string &label, const std::string &why) {
+  ++g_checked;
+  int bad = why.empty() ? 0 : 1, anyBad = 0;
+  MPI_Allreduce(&bad, &anyBad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (!anyBad) return;
+  ++g_failed;
+  if (g_failed > kMaxReported) return;
+  if (bad) fprintf(stderr, "rank %d: %s: %s\n", g_rank, label.c_str(), why.c_str());
+  if (g_rank == 0) printf("FAIL %s\n", label.c_str());
+  if (g_rank == 0 && g_failed == kMaxReported) printf("(further failures are counted, not shown)\n");
+  fflush(stdout);
+}
+
+// Device buffers grow on demand and are reused: a cudaMalloc and cudaFree
+// per case would dominate the run.
+struct DevBuf {
+  char *p = nullptr;
+  size_t cap = 0;
+  char *get(size_t bytes) {
+    if (bytes > cap) {
+      if (p) CUDA_OK(cudaFree(p));
+      cap = std::max(bytes, 2 * cap);
+      CUDA_OK(cudaMalloc(&p, cap));
+    }
+    return p;
+  }
+};
+DevBuf g_send, g_recv;
+
+void upload(char *d, const std::vector<char> &h) {
+  if (!h.empty()) CUDA_OK(cudaMemcpy(d, h.data(), h.size(), cudaMemcpyHostToDevice));
+}
+std::vector<char> download(const char *d, size_t bytes) {
   std::vector<char> h(bytes);
   if (bytes) CUDA_OK(cudaMemcpy(h.data(), d, bytes, cudaMemcpyDeviceToHost));
   return h;
 }
 
-void check(bool ok, const char *what, const TypeCase &t, const char *op, size_t count) {
-  int bad = ok ? 0 : 1, anyBad = 0;
-  MPI_Allreduce(&bad, &anyBad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (bad) fprintf(stderr, "rank %d: FAIL %s %s %s count %zu\n", g_rank, what, t.name, op, count);
-  if (anyBad) ++g_failures;
+struct Variant {
+  const char *name;
+  bool inPlace, enqueue;
+};
+
+struct Case {
+  Coll coll;
+  const TypeInfo *type;
+  const OpInfo *op;  // null for the copy collectives
+  size_t count;
+  int root;
+};
+
+std::string labelOf(const Case &k, const Variant &v) {
+  char s[200];
+  snprintf(s, sizeof s, "%s %s %s proto=%s count=%zu%s", collName(k.coll), k.type->name, k.op ? k.op->name : "-",
+           g_proto, k.count, v.name);
+  std::string l = s;
+  if (k.coll == Coll::Reduce || k.coll == Coll::Bcast) l += " root=" + std::to_string(k.root);
+  return l;
 }
 
-void testReductions(const TypeCase &t, MPI_Op op, const char *opName, size_t count) {
-  std::vector<char> in, ref(count * t.size);
-  fill(in, t, count, g_rank);
-  void *dIn = toDevice(in);
-  void *dOut = nullptr;
-  CUDA_OK(cudaMalloc(&dOut, in.size() + 1));
+void runVariant(const Case &k, const Variant &v, const std::vector<char> &in, const std::vector<char> &ref,
+                const std::string &refError) {
+  const TypeInfo &t = *k.type;
+  const size_t inBytes = in.size(), outBytes = outElems(k.coll, k.count) * t.size;
+  // Odd counts run one element off cudaMalloc's alignment, so the
+  // element-wise paths run too, not only 16-byte vectors.
+  const size_t shift = k.count % 2 ? t.size : 0;
+  const size_t span = shift + std::max(inBytes, outBytes) + kGuard;
+  char *dSend = g_send.get(span) + shift;
+  char *dRecvBase = g_recv.get(span), *dRecv = dRecvBase + shift;
+  CUDA_OK(cudaMemset(dRecvBase, kSentinel, span));
+  const bool isRoot = g_rank == k.root;
+  const bool inPlace = v.inPlace && (k.coll != Coll::Reduce || isRoot);  // MPI: in place at the root only
+  const void *send = dSend;
+  if (k.coll == Coll::Bcast) {
+    if (isRoot) upload(dRecv, in);
+    send = nullptr;
+  } else if (inPlace) {
+    send = MPI_IN_PLACE;
+    upload(k.coll == Coll::Allgather ? dRecv + size_t(g_rank) * inBytes : dRecv, in);
+  } else {
+    upload(dSend, in);
+  }
+  // The memset and a pageable upload may still be in flight on the legacy
+  // stream, which does not order the non-blocking stream of _enqueue.
+  CUDA_OK(cudaDeviceSynchronize());
 
-  // Allreduce, out of place and in place.
-  MPI_Allreduce(in.data(), ref.data(), int(count), t.type, op, MPI_COMM_WORLD);
-  int rc = MPIX_Allreduce_gpu(dIn, dOut, MPI_Count(count), t.type, op, MPI_COMM_WORLD);
-  check(rc == MPI_SUCCESS && toHost(dOut, ref.size()) == ref, "allreduce", t, opName, count);
-  CUDA_OK(cudaMemcpy(dOut, in.data(), in.size(), cudaMemcpyHostToDevice));
-  rc = MPIX_Allreduce_gpu(MPI_IN_PLACE, dOut, MPI_Count(count), t.type, op, MPI_COMM_WORLD);
-  check(rc == MPI_SUCCESS && toHost(dOut, ref.size()) == ref, "allreduce in place", t, opName, count);
+  const int rc = callChorus(k.coll, send, dRecv, k.count, t, k.op ? k.op->op : MPI_OP_NULL, k.root, v.enqueue);
+  if (v.enqueue) CUDA_OK(cudaStreamSynchronize(g_stream));
 
-  // Reduce to the last rank.
-  const int root = g_size - 1;
-  MPI_Reduce(in.data(), ref.data(), int(count), t.type, op, root, MPI_COMM_WORLD);
-  rc = MPIX_Reduce_gpu(dIn, g_rank == root ? dOut : nullptr, MPI_Count(count), t.type, op, root, MPI_COMM_WORLD);
-  check(rc == MPI_SUCCESS && (g_rank != root || toHost(dOut, ref.size()) == ref), "reduce", t, opName, count);
-
-  // Reduce-scatter-block: `count` per rank, so the input is count * size.
-  std::vector<char> rsIn, rsRef(count * t.size);
-  fill(rsIn, t, count * g_size, g_rank + 1);
-  void *dRsIn = toDevice(rsIn);
-  MPI_Reduce_scatter_block(rsIn.data(), rsRef.data(), int(count), t.type, op, MPI_COMM_WORLD);
-  rc = MPIX_Reduce_scatter_block_gpu(dRsIn, dOut, MPI_Count(count), t.type, op, MPI_COMM_WORLD);
-  check(rc == MPI_SUCCESS && toHost(dOut, rsRef.size()) == rsRef, "reduce_scatter_block", t, opName, count);
-
-  // The enqueue variant on a user stream.
-  cudaStream_t s;
-  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  MPI_Allreduce(in.data(), ref.data(), int(count), t.type, op, MPI_COMM_WORLD);
-  rc = MPIX_Allreduce_gpu_enqueue(dIn, dOut, MPI_Count(count), t.type, op, MPI_COMM_WORLD, s);
-  CUDA_OK(cudaStreamSynchronize(s));
-  check(rc == MPI_SUCCESS && toHost(dOut, ref.size()) == ref, "allreduce_enqueue", t, opName, count);
-  CUDA_OK(cudaStreamDestroy(s));
-
-  cudaFree(dIn);
-  cudaFree(dOut);
-  cudaFree(dRsIn);
+  std::string why = refError;
+  if (why.empty() && rc != MPI_SUCCESS) why = errorText(rc);
+  if (why.empty()) {
+    const std::vector<char> got = download(dRecvBase, span);
+    if (inPlace) {
+      // The rest of the buffer held input (reduce-scatter): only the result counts.
+      why = firstDifference(got.data() + shift, ref.data(), ref.size(), 0, ref.size(), t.size, "recvbuf");
+    } else {
+      // Sentinel everywhere but the result: catches a non-root reduce
+      // writing its recvbuf and stores past either end.
+      std::vector<char> want(span, char(kSentinel));
+      if (!ref.empty()) memcpy(want.data() + shift, ref.data(), ref.size());
+      why = firstDifference(got.data(), want.data(), span, shift, ref.size(), t.size, "recvbuf");
+    }
+  }
+  if (why.empty() && send == dSend && inBytes) {  // sendbuf is const
+    const std::vector<char> after = download(dSend, inBytes);
+    why = firstDifference(after.data(), in.data(), inBytes, 0, inBytes, t.size, "sendbuf changed");
+  }
+  check(labelOf(k, v), why);
 }
 
-void testCopies(const TypeCase &t, size_t count) {
-  std::vector<char> in, ref(count * t.size * g_size);
-  fill(in, t, count, g_rank + 5);
-  void *dIn = toDevice(in);
-  void *dOut = nullptr;
-  CUDA_OK(cudaMalloc(&dOut, ref.size() + 1));
-
-  // Bcast from rank 0 (in place by nature).
-  std::vector<char> b = in;
-  MPI_Bcast(b.data(), int(count), t.type, 0, MPI_COMM_WORLD);
-  void *dB = toDevice(in);
-  int rc = MPIX_Bcast_gpu(dB, MPI_Count(count), t.type, 0, MPI_COMM_WORLD);
-  check(rc == MPI_SUCCESS && toHost(dB, b.size()) == b, "bcast", t, "-", count);
-
-  MPI_Allgather(in.data(), int(count), t.type, ref.data(), int(count), t.type, MPI_COMM_WORLD);
-  rc = MPIX_Allgather_gpu(dIn, MPI_Count(count), t.type, dOut, MPI_Count(count), t.type, MPI_COMM_WORLD);
-  check(rc == MPI_SUCCESS && toHost(dOut, ref.size()) == ref, "allgather", t, "-", count);
-
-  std::vector<char> a2a;
-  fill(a2a, t, count * g_size, g_rank + 9);
-  void *dA = toDevice(a2a);
-  MPI_Alltoall(a2a.data(), int(count), t.type, ref.data(), int(count), t.type, MPI_COMM_WORLD);
-  rc = MPIX_Alltoall_gpu(dA, MPI_Count(count), t.type, dOut, MPI_Count(count), t.type, MPI_COMM_WORLD);
-  check(rc == MPI_SUCCESS && toHost(dOut, ref.size()) == ref, "alltoall", t, "-", count);
-
-  cudaFree(dIn);
-  cudaFree(dOut);
-  cudaFree(dB);
-  cudaFree(dA);
+// One (collective, type, op, count): the reference once, then each variant
+// on device buffers.  In place and _enqueue run with `allVariants` only:
+// they change the buffers and the stream, not the arithmetic, so one op per
+// type covers them.
+void runCase(const Case &k, uint64_t seed, bool allVariants) {
+  const std::vector<char> in = makeInput(*k.type, k.op ? k.op->gen : Gen::Raw, seed, inElems(k.coll, k.count));
+  std::vector<char> ref;
+  const int rc = reference(k.coll, *k.type, k.op, in, k.count, k.root, ref);
+  const std::string refError = rc == MPI_SUCCESS ? "" : "reference failed, " + errorText(rc);
+  runVariant(k, Variant{"", false, false}, in, ref, refError);
+  if (!allVariants) return;
+  if (k.coll != Coll::Bcast) runVariant(k, Variant{" in-place", true, false}, in, ref, refError);  // bcast always is
+  runVariant(k, Variant{" enqueue", false, true}, in, ref, refError);
 }
 
-// Two chained allreduces captured into one graph, replayed three times.
+// 0, 1, two primes, one element either side of LL's half slot and of a
+// whole Simple slot (one more slice, one more channel).
+std::vector<size_t> countsFor(const TypeInfo &t) {
+  const size_t ll = kSlotBytes / 2 / t.size, simple = kSlotBytes / t.size;
+  return {0, 1, 7, 1031, ll - 1, ll + 1, simple - 1, simple + 1};
+}
+
+uint64_t seedOf(Coll c, size_t type, size_t op, size_t count) {
+  return mix((uint64_t(c) << 56) ^ (uint64_t(type) << 48) ^ (uint64_t(op) << 40) ^ uint64_t(count));
+}
+
+void runSuite() {
+  const TypeInfo reduceTypes[] = {
+      {"int8", MPI_INT8_T, 1, Kind::Signed, 0, 0},        {"uint8", MPI_UINT8_T, 1, Kind::Unsigned, 0, 0},
+      {"int16", MPI_INT16_T, 2, Kind::Signed, 0, 0},      {"uint16", MPI_UINT16_T, 2, Kind::Unsigned, 0, 0},
+      {"int32", MPI_INT32_T, 4, Kind::Signed, 0, 0},      {"uint32", MPI_UINT32_T, 4, Kind::Unsigned, 0, 0},
+      {"int64", MPI_INT64_T, 8, Kind::Signed, 0, 0},      {"uint64", MPI_UINT64_T, 8, Kind::Unsigned, 0, 0},
+      {"float", MPI_FLOAT, 4, Kind::Float, 0, 0},         {"double", MPI_DOUBLE, 8, Kind::Float, 0, 0},
+      {"float16", MPIX_GPU_FLOAT16, 2, Kind::LowP, 5, 10}, {"bfloat16", MPIX_GPU_BFLOAT16, 2, Kind::LowP, 8, 7},
+      {"fp8_e4m3", MPIX_GPU_FP8_E4M3, 1, Kind::LowP, 4, 3}, {"fp8_e5m2", MPIX_GPU_FP8_E5M2, 1, Kind::LowP, 5, 2},
+  };
+  // SUM first: the in-place and enqueue variants run with it.  (AVG is
+  // valid on integers too: integer division, see src/coll/functors.h.)
+  const OpInfo ops[] = {
+      {"sum", MPI_SUM, Gen::Sum, false, false},       {"prod", MPI_PROD, Gen::Prod, false, false},
+      {"min", MPI_MIN, Gen::MinMax, false, false},    {"max", MPI_MAX, Gen::MinMax, false, false},
+      {"avg", MPIX_GPU_AVG, Gen::Sum, false, true},   {"land", MPI_LAND, Gen::Logical, true, false},
+      {"lor", MPI_LOR, Gen::Logical, true, false},    {"lxor", MPI_LXOR, Gen::Logical, true, false},
+      {"band", MPI_BAND, Gen::Bits, true, false},     {"bor", MPI_BOR, Gen::Bits, true, false},
+      {"bxor", MPI_BXOR, Gen::Bits, true, false},
+  };
+  const Coll reductions[] = {Coll::Allreduce, Coll::Reduce, Coll::ReduceScatter};
+  const size_t ntypes = sizeof reduceTypes / sizeof reduceTypes[0], nops = sizeof ops / sizeof ops[0];
+  for (size_t ti = 0; ti < ntypes; ++ti) {
+    const TypeInfo &t = reduceTypes[ti];
+    const std::vector<size_t> counts = countsFor(t);
+    for (size_t oi = 0; oi < nops; ++oi) {
+      if (ops[oi].integerOnly && !isInteger(t)) continue;
+      for (size_t si = 0; si < counts.size(); ++si)
+        for (Coll c : reductions)
+          runCase(Case{c, &t, &ops[oi], counts[si], int(si % size_t(g_size))}, seedOf(c, ti, oi, counts[si]), oi == 0);
+    }
+  }
+  // Many slices per channel on every channel: one large size, float sum only
+  // to keep the run short.
+  for (size_t ti = 0; ti < ntypes; ++ti)
+    if (reduceTypes[ti].type == MPI_FLOAT)
+      for (Coll c : reductions)
+        runCase(Case{c, &reduceTypes[ti], &ops[0], kLargeBytes / 4, g_size - 1}, seedOf(c, ti, 0, kLargeBytes), true);
+
+  // The copy collectives move bytes whatever the type: bytes (odd lengths)
+  // and float (whole words) cover them.
+  const TypeInfo copyTypes[] = {{"byte", MPI_BYTE, 1, Kind::Unsigned, 0, 0},
+                                {"float", MPI_FLOAT, 4, Kind::Float, 0, 0}};
+  const Coll copies[] = {Coll::Bcast, Coll::Allgather, Coll::Alltoall};
+  for (size_t ti = 0; ti < 2; ++ti) {
+    std::vector<size_t> counts = countsFor(copyTypes[ti]);
+    if (ti == 1) counts.push_back(kLargeBytes / 4);
+    for (size_t si = 0; si < counts.size(); ++si)
+      for (Coll c : copies)
+        runCase(Case{c, &copyTypes[ti], nullptr, counts[si], int(si % size_t(g_size))},
+                seedOf(c, 100 + ti, 0, counts[si]), true);
+  }
+}
+
+// ---- graph capture, mixed buffers -----------------------------------------------------
+
+// Two chained allreduces captured into one graph, replayed three times:
+// the FIFO state lives in device memory, so replays must keep in step.
 void testGraphCapture() {
   const size_t count = 4099;
   std::vector<float> a(count);
@@ -154,6 +506,7 @@ void testGraphCapture() {
   CUDA_OK(cudaMalloc(&dB, count * 4));
   CUDA_OK(cudaMalloc(&dC, count * 4));
   CUDA_OK(cudaMemcpy(dA, a.data(), count * 4, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaDeviceSynchronize());  // s is non-blocking: not ordered after the legacy stream's copy
   cudaStream_t s;
   CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   cudaGraph_t graph;
@@ -162,7 +515,8 @@ void testGraphCapture() {
   int rc1 = MPIX_Allreduce_gpu_enqueue(dA, dB, MPI_Count(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, s);
   int rc2 = MPIX_Allreduce_gpu_enqueue(dB, dC, MPI_Count(count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, s);
   CUDA_OK(cudaStreamEndCapture(s, &graph));
-  check(rc1 == MPI_SUCCESS && rc2 == MPI_SUCCESS, "graph capture", TypeCase{MPI_FLOAT, 4, "float"}, "sum", count);
+  const std::string label = std::string("graph capture allreduce float sum proto=") + g_proto + " count=4099";
+  check(label, rc1 != MPI_SUCCESS ? errorText(rc1) : rc2 != MPI_SUCCESS ? errorText(rc2) : "");
   CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
   std::vector<float> want(count);
   for (size_t i = 0; i < count; ++i) {
@@ -171,12 +525,14 @@ void testGraphCapture() {
     want[i] = sum * float(g_size);
   }
   for (int replay = 0; replay < 3; ++replay) {
-    CUDA_OK(cudaMemset(dC, 0, count * 4));
+    CUDA_OK(cudaMemsetAsync(dC, 0, count * 4, s));
     CUDA_OK(cudaGraphLaunch(exec, s));
     CUDA_OK(cudaStreamSynchronize(s));
     std::vector<float> got(count);
     CUDA_OK(cudaMemcpy(got.data(), dC, count * 4, cudaMemcpyDeviceToHost));
-    check(got == want, "graph replay", TypeCase{MPI_FLOAT, 4, "float"}, "sum", count);
+    check(label + " replay " + std::to_string(replay),
+          firstDifference(reinterpret_cast<char *>(got.data()), reinterpret_cast<char *>(want.data()), count * 4, 0,
+                          count * 4, 4, "result"));
   }
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
@@ -188,7 +544,6 @@ void testGraphCapture() {
 
 // Host sendbuf with device recvbuf: a clear error, not a crash.
 void testMixedBuffers() {
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   std::vector<float> h(16, 1.0f);
   float *d;
   CUDA_OK(cudaMalloc(&d, 16 * 4));
@@ -197,10 +552,27 @@ void testMixedBuffers() {
   int len = 0;
   if (rc != MPI_SUCCESS) MPI_Error_string(rc, msg, &len);
   const bool ok = rc != MPI_SUCCESS && strstr(msg, "host memory") && strstr(msg, "device memory");
-  if (!ok) fprintf(stderr, "rank %d: mixed buffers gave rc %d, \"%s\"\n", g_rank, rc, msg);
-  check(ok, "mixed host/device error", TypeCase{MPI_FLOAT, 4, "float"}, "sum", 16);
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  check("mixed host/device buffers allreduce float sum count=16",
+        ok ? "" : "gave rc " + std::to_string(rc) + ", \"" + msg + "\"");
   cudaFree(d);
+}
+
+// Which GPU each rank drives, printed once by rank 0 in rank order.
+void reportDevices(int device, int ndev) {
+  char mine[64];
+  char bus[32] = "?";
+  if (cudaDeviceGetPCIBusId(bus, sizeof bus, device) != cudaSuccess) cudaGetLastError();
+  char host[MPI_MAX_PROCESSOR_NAME] = "";
+  int len = 0;
+  MPI_Get_processor_name(host, &len);
+  snprintf(mine, sizeof mine, "%.24s GPU %d (%s)", host, device, bus);
+  std::vector<char> all(size_t(g_size) * sizeof mine);
+  MPI_Gather(mine, sizeof mine, MPI_CHAR, all.data(), sizeof mine, MPI_CHAR, 0, MPI_COMM_WORLD);
+  if (g_rank != 0) return;
+  printf("test_gpu: %d rank(s), %d GPU(s) per node, CHORUS_PROTO=%s, %s\n", g_size, ndev, g_proto,
+         MPIX_Gpu_version_string());
+  for (int r = 0; r < g_size; ++r) printf("  rank %d: %s\n", r, &all[size_t(r) * sizeof mine]);
+  fflush(stdout);
 }
 
 }  // namespace
@@ -220,32 +592,34 @@ int main(int argc, char **argv) {
     return 77;
   }
   MPI_Comm node;
-  int nodeRank = 0, nodeSize = 1;
+  int nodeRank = 0;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   MPI_Comm_rank(node, &nodeRank);
-  MPI_Comm_size(node, &nodeSize);
   MPI_Comm_free(&node);
   CUDA_OK(cudaSetDevice(nodeRank % ndev));
-  if (g_rank == 0)
-    printf("%d ranks on %d GPU(s)%s\n", g_size, ndev, nodeSize > ndev ? " (several ranks share a GPU)" : "");
+  const char *proto = getenv("CHORUS_PROTO");
+  if (proto && *proto) g_proto = proto;
+  reportDevices(nodeRank % ndev, ndev);
+  // A failing call is a failed case, not an abort of the whole run.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  CUDA_OK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
 
-  const TypeCase types[] = {{MPI_FLOAT, 4, "float"}, {MPI_DOUBLE, 8, "double"}, {MPI_INT, 4, "int32"},
-                            {MPI_INT64_T, 8, "int64"}};
-  const struct { MPI_Op op; const char *name; } ops[] = {{MPI_SUM, "sum"}, {MPI_MAX, "max"}, {MPI_MIN, "min"}};
-  // Sizes: 1, odd, around the LL/Simple switch, several channels.
-  const size_t counts[] = {1, 7, 1000, 16387, (1u << 20) + 5};
-  for (const TypeCase &t : types)
-    for (const auto &o : ops)
-      for (size_t c : counts) testReductions(t, o.op, o.name, c);
-  const TypeCase copyTypes[] = {{MPI_UINT8_T, 1, "uint8"}, {MPI_FLOAT, 4, "float"}};
-  for (const TypeCase &t : copyTypes)
-    for (size_t c : counts) testCopies(t, c);
+  runSuite();
+  // After the suite: capture needs the GPU resources set up by an earlier call.
   testGraphCapture();
   testMixedBuffers();
   // Barrier takes no buffer: the host path, still fine with a GPU context up.
-  if (MPIX_Barrier_gpu(MPI_COMM_WORLD) != MPI_SUCCESS) ++g_failures;
+  const int rc = MPIX_Barrier_gpu(MPI_COMM_WORLD);
+  check("barrier", rc == MPI_SUCCESS ? "" : errorText(rc));
 
-  if (g_rank == 0) printf("%s: %d failure(s)\n", g_failures ? "FAIL" : "PASS", g_failures);
+  if (g_rank == 0) {
+    if (g_failed) printf("FAIL: %ld of %ld cases failed (CHORUS_PROTO=%s, %d ranks)\n", g_failed, g_checked, g_proto,
+                         g_size);
+    else printf("PASS: %ld cases checked (CHORUS_PROTO=%s, %d ranks)\n", g_checked, g_proto, g_size);
+  }
+  cudaStreamDestroy(g_stream);
+  if (g_send.p) cudaFree(g_send.p);
+  if (g_recv.p) cudaFree(g_recv.p);
   MPI_Finalize();
-  return g_failures ? 1 : 0;
+  return g_failed ? 1 : 0;
 }
