@@ -1,15 +1,58 @@
 #include "cuda/memtype.h"
 
 #include <dlfcn.h>
+#include <link.h>
+
+#include <atomic>
+#include <cstring>
 
 #ifdef CHORUS_HAVE_CUDA
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <mutex>
 #endif
 
 namespace chorus {
+
+namespace {
+
+// A process that holds device memory has loaded the driver (libcuda), even
+// through a statically linked cudart.  Until it is loaded every pointer is
+// host memory, and asking CUDA would load and initialise the driver in
+// host-only programs.  This runs on every call, so it must cost nothing:
+// dlopen(RTLD_NOLOAD) searches the library path on disk each time (about a
+// millisecond); instead look at the list of loaded objects, and only when
+// its "objects ever added" count has moved since the last look.
+int readLoadCount(dl_phdr_info *info, size_t, void *count) {
+  *static_cast<unsigned long long *>(count) = info->dlpi_adds;
+  return 1;  // the count is the same in every entry: stop at the first
+}
+
+int findDriver(dl_phdr_info *info, size_t, void *found) {
+  const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : nullptr;
+  base = base ? base + 1 : info->dlpi_name;
+  if (base && strncmp(base, "libcuda.so", 10) == 0) {
+    *static_cast<bool *>(found) = true;
+    return 1;
+  }
+  return 0;
+}
+
+bool driverLoaded() {
+  static std::atomic<bool> loaded{false};
+  static std::atomic<unsigned long long> lastLoadCount{~0ull};
+  if (loaded.load(std::memory_order_relaxed)) return true;
+  unsigned long long count = 0;
+  dl_iterate_phdr(readLoadCount, &count);
+  if (count == lastLoadCount.load(std::memory_order_relaxed)) return false;
+  bool found = false;
+  dl_iterate_phdr(findDriver, &found);
+  lastLoadCount = count;
+  if (found) loaded = true;  // the driver is never unloaded once in use
+  return found;
+}
+
+}  // namespace
 
 const char *memTypeName(MemType t) {
   switch (t) {
@@ -23,20 +66,6 @@ const char *memTypeName(MemType t) {
 #ifdef CHORUS_HAVE_CUDA
 
 namespace {
-
-// A process that holds device memory has loaded the driver (libcuda), even
-// through a statically linked cudart.  Until it is loaded every pointer is
-// host memory, and asking cudart would load and initialise the driver in
-// host-only programs: check with dlopen(RTLD_NOLOAD), which never loads it.
-bool driverLoaded() {
-  static std::atomic<bool> loaded{false};
-  if (loaded.load(std::memory_order_relaxed)) return true;
-  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  if (!lib) return false;
-  dlclose(lib);  // drops only the reference NOLOAD took
-  loaded = true;
-  return true;
-}
 
 // cudart is linked statically and loads the driver on first use; with no
 // driver or no GPU every call fails, and we must then treat all memory as
@@ -81,14 +110,14 @@ bool cudaAvailable() { return false; }
 
 // Without CUDA we still want a clear error, not a crash, for a device
 // pointer.  A process holding device memory has the driver loaded already:
-// ask it through dlopen(RTLD_NOLOAD), which never loads it into host-only
-// programs.  (Driver API values: CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+// ask it for the pointer's attributes once driverLoaded() sees it.  (Driver
+// API values: CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
 // CU_POINTER_ATTRIBUTE_IS_MANAGED = 8, CU_MEMORYTYPE_DEVICE = 2.)
 Status detectMemType(const void *p, MemType *out) {
   *out = MemType::Host;
-  if (p == nullptr) return Status::Ok;
+  if (p == nullptr || !driverLoaded()) return Status::Ok;
   using GetAttr = int (*)(void *, int, unsigned long long);
-  static GetAttr getAttr = nullptr;  // probed again until the driver shows up
+  static GetAttr getAttr = nullptr;
   if (!getAttr) {
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (lib) getAttr = reinterpret_cast<GetAttr>(dlsym(lib, "cuPointerGetAttribute"));
