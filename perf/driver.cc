@@ -364,6 +364,17 @@ int perfMain(int argc, char **argv, const Collective &coll) {
     if (s.rank == 0) printRow(stdout, run, results.back());
   } while (nextSize(s.opt, &bytes));
 
+  // Memory while the communicator's Chorus context (and its FIFOs) is alive.
+  const Footprint mine = processFootprint();
+  // Host staging always, plus the buffers themselves when they are host memory.
+  const long long toolBytes =
+      (long long)(maxc.sendElems + maxc.recvElems) * (long long)ts * (s.opt.mem == MemKind::Host ? 2 : 1);
+  long long local[3] = {mine.peakRss, mine.shmRss, toolBytes}, most[3] = {0, 0, 0};
+  MPI_Allreduce(local, most, 3, MPI_LONG_LONG, MPI_MAX, s.comm);
+  run.peakRss = most[0];
+  run.shmRss = most[1];
+  run.toolBytes = most[2];
+
   long long wrong = 0;
   for (const SizeResult &r : results) wrong += std::max(0LL, r.wrong);
   int code = wrong ? 1 : 0;

@@ -1,6 +1,7 @@
 // Host buffers, and dispatch to the CUDA half when it is built.
 #include "memory.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -72,6 +73,20 @@ bool memCopyOut(MemKind kind, void *hostDst, const void *src, size_t bytes) {
 #else
   return false;
 #endif
+}
+
+Footprint processFootprint() {
+  Footprint f = {0, 0};
+  FILE *status = std::fopen("/proc/self/status", "r");
+  if (!status) return f;
+  char line[256];
+  while (std::fgets(line, sizeof line, status)) {
+    long long kb = 0;
+    if (std::sscanf(line, "VmHWM: %lld kB", &kb) == 1) f.peakRss = kb * 1024;
+    if (std::sscanf(line, "RssShmem: %lld kB", &kb) == 1) f.shmRss = kb * 1024;
+  }
+  std::fclose(status);
+  return f;
 }
 
 }  // namespace perf

@@ -25,6 +25,15 @@ void memFree(MemKind kind, void *p);
 bool memCopyIn(MemKind kind, void *dst, const void *hostSrc, size_t bytes);
 bool memCopyOut(MemKind kind, void *hostDst, const void *src, size_t bytes);
 
+// This process's memory from /proc/self/status, in bytes: peak resident
+// set (VmHWM) and resident shared memory now (RssShmem: the FIFOs of Chorus
+// and MPI's own shared memory).  Zero where the kernel does not say.
+struct Footprint {
+  long long peakRss;
+  long long shmRss;
+};
+Footprint processFootprint();
+
 // The device half, in memory_cuda.cc (built only with CUDA).
 namespace cudamem {
 bool setup(int localRank, std::string *where, std::string *why);

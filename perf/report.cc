@@ -147,7 +147,9 @@ void printFooter(FILE *out, const RunInfo &run, const std::vector<SizeResult> &r
                !checked ? "not checked (-c 0)" : wrong == 0 ? "0 (OK)" : (std::to_string(wrong) + " (FAILED)").c_str());
   std::fprintf(out, "# Avg bus bandwidth: %.3f GB/s (Chorus)", meanBusBw(results, false));
   if (run.opt.mpi && run.mpiNote.empty()) std::fprintf(out, ", %.3f GB/s (MPI)", meanBusBw(results, true));
-  std::fprintf(out, "\n#\n");
+  std::fprintf(out, "\n# Memory per rank (max over ranks): peak resident %.1f MiB, of which the tool's buffers %.1f MiB; "
+               "resident shared memory %.1f MiB\n#\n",
+               run.peakRss / 1048576.0, run.toolBytes / 1048576.0, run.shmRss / 1048576.0);
   std::fflush(out);
 }
 
@@ -209,6 +211,9 @@ bool writeJson(FILE *out, const RunInfo &run, const std::vector<SizeResult> &res
     s += i + 1 < results.size() ? "},\n" : "}\n";
   }
   s += "  ],\n";
+  s += "  \"memory_per_rank\": {\"peak_rss_bytes\": " + std::to_string(run.peakRss) +
+       ", \"shm_rss_bytes\": " + std::to_string(run.shmRss) + ", \"tool_buffer_bytes\": " +
+       std::to_string(run.toolBytes) + "},\n";
   s += "  \"avg_busbw\": " + jsonNumber(meanBusBw(results, false));
   if (o.mpi) s += ",\n  \"mpi_avg_busbw\": " + jsonNumber(meanBusBw(results, true));
   s += "\n}\n";

@@ -36,6 +36,10 @@ struct RunInfo {
   std::string chorusVersion;
   std::string mpiVersion;               // first line of MPI_Get_library_version
   std::string mpiNote;                  // why --mpi is skipped altogether
+  // Memory after the sweep, largest over ranks (bytes): peak resident set,
+  // resident shared memory, and the tool's own buffers and host staging
+  // (so that what Chorus and MPI add is the difference).
+  long long peakRss = 0, shmRss = 0, toolBytes = 0;
 };
 
 std::string commandLine(const std::vector<std::string> &argv);

@@ -1,5 +1,6 @@
 #include "api/mpi_types.h"
 
+#include <atomic>
 #include <climits>
 #include <cstring>
 #include <mutex>
@@ -14,6 +15,9 @@ namespace {
 // at MPI_Finalize by an attribute on MPI_COMM_SELF.
 struct CustomHandles {
   std::once_flag once;
+  // Set once the handles exist, cleared when MPI_Finalize frees them: the
+  // per-call path then skips asking MPI whether it is initialised.
+  std::atomic<bool> ready{false};
   MPI_Datatype float16 = MPI_DATATYPE_NULL, bfloat16 = MPI_DATATYPE_NULL;
   MPI_Datatype e4m3 = MPI_DATATYPE_NULL, e5m2 = MPI_DATATYPE_NULL;
   MPI_Op avg = MPI_OP_NULL;
@@ -37,6 +41,7 @@ void avgForMpi(void *in, void *inout, int *len, MPI_Datatype *dt) {
 
 int freeHandles(MPI_Comm, int, void *, void *) {
   CustomHandles &h = handles();
+  h.ready = false;
   for (MPI_Datatype *t : {&h.float16, &h.bfloat16, &h.e4m3, &h.e5m2})
     if (*t != MPI_DATATYPE_NULL) MPI_Type_free(t);
   if (h.avg != MPI_OP_NULL) MPI_Op_free(&h.avg);
@@ -54,6 +59,7 @@ MPI_Datatype makeType(int bytes, const char *name) {
 
 CustomHandles &ensureHandles() {
   CustomHandles &h = handles();
+  if (h.ready.load(std::memory_order_acquire)) return h;
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
@@ -66,6 +72,7 @@ CustomHandles &ensureHandles() {
     MPI_Op_create(avgForMpi, 1, &h.avg);
     MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, freeHandles, &h.keyval, nullptr);
     MPI_Comm_set_attr(MPI_COMM_SELF, h.keyval, nullptr);
+    h.ready = true;
   });
   return h;
 }

@@ -25,7 +25,12 @@ template <typename T, typename Prims>
 CHORUS_HOST_DEVICE void directGatherReduce(const T *src, T *dst, T *scratch, size_t len, const int *peers,
                                            int npeers, int rank, Prims &prims) {
   prims.connect(peers, npeers, nullptr, 0, rank);
-  // Folding straight into dst would clobber src when in place: use scratch.
+  if (src != dst) {
+    prims.recvReduceCopy(src, dst, len);
+    return;
+  }
+  // In place, folding straight into dst would clobber src (the fold reads
+  // it after the first peer): fold into scratch, then copy.
   prims.recvReduceLocal(src, scratch, len);
   prims.localCopy(scratch, dst, len);
 }

@@ -70,7 +70,10 @@ class HostPrims {
     }
     for (int i = 0; doSend && i < nsend_; ++i) {
       FifoEnd &e = *send_[i];
-      if (!wait(&e.header->head, e.step + 1 - e.nslots, e.peer, false)) return;
+      const uint64_t need = e.step + 1 - e.nslots;
+      if (static_cast<int64_t>(need) <= 0 || e.seen >= need) continue;
+      if (!wait(&e.header->head, need, e.peer, false)) return;
+      e.seen = loadAcquire(&e.header->head);
     }
 
     // Gather the inputs in fold order.

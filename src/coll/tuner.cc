@@ -34,6 +34,16 @@ size_t limitFromParam(ParamId id, size_t measured) {
 
 bool directFits(int nranks) { return nranks <= kMaxDirectRanks; }
 
+enum class Forced { None, Ring, Tree, Direct };
+
+Forced forcedAlgo() {
+  const char *algo = paramString(ParamId::Algo);
+  if (!strcasecmp(algo, "ring")) return Forced::Ring;
+  if (!strcasecmp(algo, "tree")) return Forced::Tree;
+  if (!strcasecmp(algo, "direct")) return Forced::Direct;
+  return Forced::None;
+}
+
 }  // namespace
 
 Plan planCollective(Coll coll, size_t bytes, int nranks) {
@@ -41,12 +51,12 @@ Plan planCollective(Coll coll, size_t bytes, int nranks) {
   if (coll == Coll::Barrier) return {Algo::Dissemination, "the only barrier"};
   if (coll == Coll::Alltoall) return {Algo::Pairwise, "the only alltoall"};
 
-  const char *forced = paramString(ParamId::Algo);
   const bool hasTree = coll == Coll::Allreduce;
   const Algo ringLike = (coll == Coll::Bcast || coll == Coll::Reduce) ? Algo::Chain : Algo::Ring;
-  if (!strcasecmp(forced, "ring")) return {ringLike, "CHORUS_ALGO=ring"};
-  if (!strcasecmp(forced, "tree") && hasTree) return {Algo::Tree, "CHORUS_ALGO=tree"};
-  if (!strcasecmp(forced, "direct") && directFits(nranks)) return {Algo::Direct, "CHORUS_ALGO=direct"};
+  static const Forced forced = forcedAlgo();  // settings are read once per process
+  if (forced == Forced::Ring) return {ringLike, "CHORUS_ALGO=ring"};
+  if (forced == Forced::Tree && hasTree) return {Algo::Tree, "CHORUS_ALGO=tree"};
+  if (forced == Forced::Direct && directFits(nranks)) return {Algo::Direct, "CHORUS_ALGO=direct"};
 
   const size_t directMax = limitFromParam(ParamId::DirectMaxBytes, kDirectMaxBytes);
   if (bytes <= directMax && directFits(nranks)) return {Algo::Direct, "small message: one-shot is fastest"};

@@ -36,6 +36,10 @@ struct FifoEnd {
   int nslots;
   int peer;  // the rank at the other end, for error messages
   uint64_t step;
+  // The other side's counter as last read (sender: head).  A sender with
+  // credits left from its last look needs not read the receiver's line
+  // again: one cache-line transfer less per message.
+  uint64_t seen;
 
   CHORUS_HOST_DEVICE char *slot(uint64_t s) const { return slots + (s % uint64_t(nslots)) * slotBytes; }
 };
@@ -48,6 +52,7 @@ CHORUS_HOST_DEVICE inline FifoEnd makeFifoEnd(char *fifoBase, size_t slotBytes, 
   e.nslots = nslots;
   e.peer = peer;
   e.step = 0;
+  e.seen = 0;
   return e;
 }
 

@@ -281,9 +281,9 @@ static void noDivide(void *, size_t, int) {}
 #define HANDLE(h) [] { return static_cast<MPI_Datatype>(h); }
 
 template <typename T>
-static TypeDesc intType(const char *name, MPI_Datatype (*handle)(), MPI_Datatype (*refHandle)() = nullptr) {
+static TypeDesc intType(const char *name, MPI_Datatype (*handle)()) {
   return {name, handle, sizeof(T), std::is_signed_v<T> ? Kind::SignedInt : Kind::UnsignedInt,
-          false, 0, fillInt<T>, formatInt<T>, divideBy<T>, nullptr, nullptr, refHandle};
+          false, 0, fillInt<T>, formatInt<T>, divideBy<T>, nullptr, nullptr};
 }
 template <typename T>
 static TypeDesc floatType(const char *name, MPI_Datatype (*handle)()) {
@@ -294,6 +294,20 @@ template <typename L>
 static TypeDesc lowType(const char *name, MPI_Datatype (*handle)()) {
   return {name, handle, sizeof(typename LowTraits<L>::Bits), Kind::Float, true, LowTraits<L>::kBound,
           fillLow<L>, formatLow<L>, noDivide, lowToFloat<L>, lowFromFloat<L>};
+}
+
+// Toggle the sign bit of n little-endian integers of `size` bytes.
+static void flipTopBits(unsigned char *buf, size_t size, size_t n) {
+  for (size_t i = 0; i < n; ++i) buf[i * size + size - 1] ^= 0x80;
+}
+
+static MPI_Datatype signedIntOfSize(size_t size) {
+  switch (size) {
+    case 1: return MPI_INT8_T;
+    case 2: return MPI_INT16_T;
+    case 4: return MPI_INT32_T;
+    default: return MPI_INT64_T;
+  }
 }
 
 const std::vector<TypeDesc> &allTypes() {
@@ -313,8 +327,7 @@ const std::vector<TypeDesc> &allTypes() {
       intType<int>("MPI_INT", HANDLE(MPI_INT)),
       intType<unsigned>("MPI_UNSIGNED", HANDLE(MPI_UNSIGNED)),
       intType<long>("MPI_LONG", HANDLE(MPI_LONG)),
-      intType<unsigned long>("MPI_UNSIGNED_LONG", HANDLE(MPI_UNSIGNED_LONG),
-                             sizeof(unsigned long) == 8 ? HANDLE(MPI_UINT64_T) : HANDLE(MPI_UINT32_T)),
+      intType<unsigned long>("MPI_UNSIGNED_LONG", HANDLE(MPI_UNSIGNED_LONG)),
       intType<long long>("MPI_LONG_LONG", HANDLE(MPI_LONG_LONG)),
       intType<unsigned long long>("MPI_UNSIGNED_LONG_LONG", HANDLE(MPI_UNSIGNED_LONG_LONG)),
       floatType<float>("MPI_FLOAT", HANDLE(MPI_FLOAT)),
@@ -608,12 +621,19 @@ bool Checker::run(const Case &c) {
       for (float &f : fout) f /= static_cast<float>(size_);
     if (c.coll != Coll::Reduce || root) t.fromFloat(fout.data(), expected.data(), outElems);
   } else {
-    const MPI_Datatype rdt = t.refHandle ? t.refHandle() : dt;
+    // Open MPI 4.1.4 (on MPI_UNSIGNED_LONG) and MPICH 4.0.2 (on every
+    // unsigned type) order unsigned integers as signed in MPI_MIN/MAX.
+    // Flipping the top bit maps unsigned order onto signed order, so those
+    // references run on the signed type of the same width, then flip back.
+    const bool flipSign = t.kind == Kind::UnsignedInt && c.op && (refOp == MPI_MIN || refOp == MPI_MAX);
+    std::vector<unsigned char> refIn = in;
+    if (flipSign) flipTopBits(refIn.data(), es, sendElems);
+    const MPI_Datatype rdt = flipSign ? signedIntOfSize(es) : dt;
     switch (c.coll) {
-      case Coll::Allreduce: MPI_Allreduce(in.data(), expected.data(), ic, rdt, refOp, comm_); break;
+      case Coll::Allreduce: MPI_Allreduce(refIn.data(), expected.data(), ic, rdt, refOp, comm_); break;
       case Coll::Reduce: {
         std::vector<unsigned char> out(root ? recvElems * es : 0);
-        MPI_Reduce(in.data(), out.data(), ic, rdt, refOp, c.root, comm_);
+        MPI_Reduce(refIn.data(), out.data(), ic, rdt, refOp, c.root, comm_);
         if (root) expected = out;
         break;
       }
@@ -623,10 +643,11 @@ bool Checker::run(const Case &c) {
         break;
       case Coll::Allgather: MPI_Allgather(in.data(), ic, dt, expected.data(), ic, dt, comm_); break;
       case Coll::ReduceScatterBlock:
-        MPI_Reduce_scatter_block(in.data(), expected.data(), ic, rdt, refOp, comm_);
+        MPI_Reduce_scatter_block(refIn.data(), expected.data(), ic, rdt, refOp, comm_);
         break;
       case Coll::Alltoall: MPI_Alltoall(in.data(), ic, dt, expected.data(), ic, dt, comm_); break;
     }
+    if (flipSign && (c.coll != Coll::Reduce || root)) flipTopBits(expected.data(), es, outElems);
     if (c.op && c.op->isAvg && (c.coll != Coll::Reduce || root)) t.divide(expected.data(), outElems, size_);
   }
 

@@ -40,10 +40,6 @@ struct TypeDesc {
   // Low-precision types only: conversions through float.
   void (*toFloat)(const void *in, float *out, size_t n);
   void (*fromFloat)(const float *in, void *out, size_t n);
-  // The handle the MPI reference uses when not `handle` (null: the same).
-  // Open MPI 4.1.4 computes MPI_MIN/MAX on MPI_UNSIGNED_LONG as signed, so
-  // that type's reference runs on the fixed-width type of the same size.
-  MPI_Datatype (*refHandle)() = nullptr;
 };
 
 // Every type under test, reducible ones first; MPI_BYTE and MPI_CHAR last

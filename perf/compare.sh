@@ -1,0 +1,48 @@
+#!/bin/sh
+# compare.sh - Chorus against MPI, repeated runs, median tables.
+#
+#   perf/compare.sh [BUILD_DIR] [OUT_DIR]
+#
+# Runs allreduce_perf, allgather_perf, broadcast_perf and reduce_scatter_perf
+# (float sum, host memory, -b 8 -e 64M -f 4 --mpi) under mpirun with 2 and 4
+# ranks (oversubscribed where there are fewer cores), REPEATS times each
+# (default 5), writes every run's JSON to OUT_DIR, then prints per tool and
+# rank count the median table of perf/median.py, checked against the perf
+# targets: median ratio MPI/Chorus >= 1.0 at every size, >= 1.5 from 1 MiB.
+# Exit status 1 when a target is missed.
+#
+# Environment: REPEATS, NPS ("2 4"), TOOLS, MPIRUN (mpirun), MPIRUN_FLAGS,
+# PERF_FLAGS (extra tool flags, e.g. "-n 50").
+set -u
+build=${1:-_build}
+out=${2:-perf-results}
+here=$(cd "$(dirname "$0")" && pwd)
+repeats=${REPEATS:-5}
+nps=${NPS:-2 4}
+tools=${TOOLS:-allreduce_perf allgather_perf broadcast_perf reduce_scatter_perf}
+mpirun=${MPIRUN:-mpirun}
+flags=${MPIRUN_FLAGS:-}
+if [ -z "$flags" ] && "$mpirun" --version 2>&1 </dev/null | grep -q "Open MPI"; then
+  flags="--oversubscribe --bind-to none --mca op ^avx"
+  [ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+mkdir -p "$out"
+status=0
+for tool in $tools; do
+  for np in $nps; do
+    i=1
+    while [ "$i" -le "$repeats" ]; do
+      json="$out/$tool-np$np-run$i.json"
+      # shellcheck disable=SC2086  # flag lists split on purpose
+      if ! "$mpirun" $flags -np "$np" "$build/perf/$tool" -b 8 -e 64M -f 4 --mpi ${PERF_FLAGS:-} -J "$json" \
+          </dev/null >"$out/$tool-np$np-run$i.txt" 2>&1; then
+        echo "compare.sh: $tool -np $np run $i failed; see $out/$tool-np$np-run$i.txt" >&2
+        status=1
+      fi
+      i=$((i + 1))
+    done
+    python3 "$here/median.py" "$out/$tool-np$np-run"*.json --min-ratio 1.0 --min-ratio-from 1M:1.5 || status=1
+    echo
+  done
+done
+exit $status
