@@ -188,7 +188,7 @@ std::string usage(const char *tool) {
        "  -f, --stepfactor N        multiply the size by N at each step (default 2)\n"
        "  -i, --stepbytes BYTES     add BYTES at each step instead (excludes -f)\n"
        "  -n, --iters N             timed iterations per size (default 20)\n"
-       "  -w, --warmup_iters N      untimed iterations per size first (default 5)\n"
+       "  -w, --warmup_iters N      untimed iterations per size first (default 20)\n"
        "  -c, --check 0|1           check the results (default 1)\n"
        "  -d, --datatype TYPE       ";
   u += typeNames();

@@ -15,7 +15,7 @@ struct Options {
   size_t stepFactor = 2;  // geometric steps, unless stepBytes > 0
   size_t stepBytes = 0;   // arithmetic steps (-i)
   int iters = 20;
-  int warmup = 5;
+  int warmup = 20;
   bool check = true;
   Type type = Type::Float32;
   Op op = Op::Sum;

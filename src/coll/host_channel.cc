@@ -32,8 +32,7 @@ constexpr long kSleepNs = 20000;
 
 }  // namespace
 
-Status hostWaitCounter(HostChannel &ch, const FifoCounter *counter, uint64_t target, int peer,
-                       bool waitingForData) {
+Status hostWaitCounter(HostChannel &ch, const uint64_t *counter, uint64_t target, int peer, bool waitingForData) {
   for (int i = 0; i < ch.spinCount; ++i) {
     if (loadAcquire(counter) >= target) return Status::Ok;
     cpuRelax();

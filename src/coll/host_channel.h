@@ -23,13 +23,14 @@ struct HostChannel {
   char errorText[256] = "";     // what failed, for the MPI error string
 };
 
-// Block until `counter` reaches `target` (acquire), backing off from
-// spinning to yielding to short sleeps.  On timeout logs which peer and
-// message we waited for and returns Status::Timeout.
-Status hostWaitCounter(HostChannel &ch, const FifoCounter *counter, uint64_t target, int peer,
-                       bool waitingForData);
+// Block until the counter or flag `word` reaches `target` (acquire),
+// backing off from spinning to yielding to short sleeps.  On timeout logs
+// which peer and message we waited for and returns Status::Timeout.
+Status hostWaitCounter(HostChannel &ch, const uint64_t *word, uint64_t target, int peer, bool waitingForData);
 
-inline uint64_t loadAcquire(const FifoCounter *c) { return __atomic_load_n(&c->value, __ATOMIC_ACQUIRE); }
+inline uint64_t loadAcquire(const uint64_t *w) { return __atomic_load_n(w, __ATOMIC_ACQUIRE); }
+inline void storeRelease(uint64_t *w, uint64_t v) { __atomic_store_n(w, v, __ATOMIC_RELEASE); }
+inline uint64_t loadAcquire(const FifoCounter *c) { return loadAcquire(&c->value); }
 inline void storeRelease(FifoCounter *c, uint64_t v) { __atomic_store_n(&c->value, v, __ATOMIC_RELEASE); }
 
 }  // namespace chorus

@@ -64,31 +64,48 @@ class HostPrims {
     if (!ok()) return;
     const bool doRecv = (flags & kRecv) && nrecv_ > 0;
     const bool doSend = (flags & kSend) && nsend_ > 0;
+    // Both ends of a message know its size, so they agree on the format.
+    const bool inlined = (doRecv || doSend) && n * sizeof(T) <= kInlineMaxBytes;
+    const size_t lines = inlined ? inlineLines(n * sizeof(T)) : 0;
     for (int i = 0; doRecv && i < nrecv_; ++i) {
       FifoEnd &e = *recv_[i];
-      if (!wait(&e.header->tail, e.step + 1, e.peer, true)) return;
+      const uint64_t *arrived = inlined ? &e.inlineSlot(e.step)[lines - 1].flag : &e.header->tail.value;
+      if (!wait(arrived, e.step + 1, e.peer, true)) return;
     }
     for (int i = 0; doSend && i < nsend_; ++i) {
       FifoEnd &e = *send_[i];
       const uint64_t need = e.step + 1 - e.nslots;
       if (static_cast<int64_t>(need) <= 0 || e.seen >= need) continue;
-      if (!wait(&e.header->head, need, e.peer, false)) return;
+      if (!wait(&e.header->head.value, need, e.peer, false)) return;
       e.seen = loadAcquire(&e.header->head);
     }
+
+    // Inline messages are gathered from (and scattered to) their lines
+    // through this stack buffer: one per receive peer, the last for sends.
+    // (Untouched, so free, when the message is not inline.)
+    alignas(kInlineLineBytes) unsigned char staged[kMaxPrimPeers + 1][kInlineMaxBytes];
 
     // Gather the inputs in fold order.
     const T *in[kMaxPrimPeers + 1];
     int nin = 0;
     for (int i = 0; doRecv && i < nrecv_; ++i) {
       if ((flags & kSrc) && i == srcPosition_) in[nin++] = src;
-      in[nin++] = reinterpret_cast<const T *>(recv_[i]->slot(recv_[i]->step));
+      FifoEnd &e = *recv_[i];
+      if (inlined) {
+        gatherInline(e.inlineSlot(e.step), staged[i], n * sizeof(T));
+        in[nin++] = reinterpret_cast<const T *>(staged[i]);
+      } else {
+        in[nin++] = reinterpret_cast<const T *>(e.slot(e.step));
+      }
     }
     if ((flags & kSrc) && (!doRecv || srcPosition_ >= nrecv_)) in[nin++] = src;
 
     T *out[kMaxPrimPeers + 1];
     int nout = 0;
     if (flags & kDst) out[nout++] = dst;
-    for (int i = 0; doSend && i < nsend_; ++i) out[nout++] = reinterpret_cast<T *>(send_[i]->slot(send_[i]->step));
+    if (inlined && doSend) out[nout++] = reinterpret_cast<T *>(staged[kMaxPrimPeers]);
+    for (int i = 0; !inlined && doSend && i < nsend_; ++i)
+      out[nout++] = reinterpret_cast<T *>(send_[i]->slot(send_[i]->step));
 
     if (n > 0 && nout > 0 && nin > 0) {
       if (nin == 1) {
@@ -108,12 +125,37 @@ class HostPrims {
     }
     for (int i = 0; doSend && i < nsend_; ++i) {
       FifoEnd &e = *send_[i];
+      if (inlined) scatterInline(staged[kMaxPrimPeers], e.inlineSlot(e.step), n * sizeof(T), e.step + 1);
       e.header->bytes[e.step % e.nslots] = n * sizeof(T);
+      // Inline receivers do not read the tail, but later full-size messages
+      // on this FIFO wait for it to count every message.
       storeRelease(&e.header->tail, ++e.step);
     }
   }
 
-  bool wait(const FifoCounter *counter, uint64_t target, int peer, bool forData) {
+  // Lines of an inline message (an empty one still carries its flag).
+  static size_t inlineLines(size_t bytes) {
+    return bytes == 0 ? 1 : (bytes + kInlineLinePayload - 1) / kInlineLinePayload;
+  }
+
+  static void gatherInline(const InlineLine *lines, unsigned char *to, size_t bytes) {
+    for (size_t off = 0, l = 0; off < bytes; off += kInlineLinePayload, ++l)
+      memcpy(to + off, lines[l].payload, bytes - off < kInlineLinePayload ? bytes - off : kInlineLinePayload);
+  }
+
+  // Payload first, then the flag of each line: the release store of the
+  // last line's flag publishes the whole message.
+  static void scatterInline(const unsigned char *from, InlineLine *lines, size_t bytes, uint64_t message) {
+    const size_t nlines = inlineLines(bytes);
+    for (size_t l = 0; l < nlines; ++l) {
+      const size_t off = l * kInlineLinePayload;
+      if (off < bytes)
+        memcpy(lines[l].payload, from + off, bytes - off < kInlineLinePayload ? bytes - off : kInlineLinePayload);
+      storeRelease(&lines[l].flag, message);
+    }
+  }
+
+  bool wait(const uint64_t *counter, uint64_t target, int peer, bool forData) {
     if (static_cast<int64_t>(target) <= 0 || loadAcquire(counter) >= target) return true;
     Status s = hostWaitCounter(ch_, counter, target, peer, forData);
     if (s != Status::Ok) ch_.error = s;

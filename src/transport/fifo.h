@@ -22,15 +22,38 @@ struct FifoHeader {
   uint64_t bytes[kMaxFifoSlots];    // payload size of the message in each slot
 };
 
-// Bytes of one FIFO (header + slots), rounded so FIFOs can be packed back to back.
+// Small messages travel inline: in 64-byte lines of 56 payload bytes and
+// an 8-byte flag, the message number, stored last with release semantics.
+// A receiver polls the flag of the message's last line instead of the tail
+// counter, so an 8-byte message costs one cache-line transfer instead of
+// two (tail, then data).  Flag words only ever hold message numbers, which
+// grow, so a stale flag can never look like the awaited one.
+constexpr size_t kInlineLineBytes = 64;
+constexpr size_t kInlineLinePayload = 56;
+constexpr int kInlineLines = 8;
+constexpr size_t kInlineMaxBytes = kInlineLines * kInlineLinePayload;  // 448
+constexpr size_t kInlineSlotBytes = kInlineLines * kInlineLineBytes;   // 512
+
+struct alignas(kInlineLineBytes) InlineLine {
+  unsigned char payload[kInlineLinePayload];
+  uint64_t flag;
+};
+
+CHORUS_HOST_DEVICE constexpr size_t fifoHeaderBytes() {
+  return ((sizeof(FifoHeader) + kFifoAlign - 1) / kFifoAlign) * kFifoAlign;
+}
+
+// Bytes of one FIFO (header, inline slots, slots), rounded so FIFOs can be
+// packed back to back.
 CHORUS_HOST_DEVICE constexpr size_t fifoFootprint(size_t slotBytes, int nslots) {
-  return ((sizeof(FifoHeader) + kFifoAlign - 1) / kFifoAlign) * kFifoAlign + slotBytes * size_t(nslots);
+  return fifoHeaderBytes() + (kInlineSlotBytes + slotBytes) * size_t(nslots);
 }
 
 // One side's view of a FIFO.  `step` is this side's private count of
 // messages sent (sender) or received (receiver).
 struct FifoEnd {
   FifoHeader *header;
+  InlineLine *inlineSlots;  // [nslots][kInlineLines]
   char *slots;
   size_t slotBytes;
   int nslots;
@@ -42,12 +65,16 @@ struct FifoEnd {
   uint64_t seen;
 
   CHORUS_HOST_DEVICE char *slot(uint64_t s) const { return slots + (s % uint64_t(nslots)) * slotBytes; }
+  CHORUS_HOST_DEVICE InlineLine *inlineSlot(uint64_t s) const {
+    return inlineSlots + (s % uint64_t(nslots)) * kInlineLines;
+  }
 };
 
 CHORUS_HOST_DEVICE inline FifoEnd makeFifoEnd(char *fifoBase, size_t slotBytes, int nslots, int peer) {
   FifoEnd e;
   e.header = reinterpret_cast<FifoHeader *>(fifoBase);
-  e.slots = fifoBase + ((sizeof(FifoHeader) + kFifoAlign - 1) / kFifoAlign) * kFifoAlign;
+  e.inlineSlots = reinterpret_cast<InlineLine *>(fifoBase + fifoHeaderBytes());
+  e.slots = fifoBase + fifoHeaderBytes() + kInlineSlotBytes * size_t(nslots);
   e.slotBytes = slotBytes;
   e.nslots = nslots;
   e.peer = peer;
