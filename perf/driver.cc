@@ -143,18 +143,38 @@ long long countWrong(const Collective &coll, const DataCtx &ctx, Type t, MemKind
   return wrong;
 }
 
-// Warm-up, then `iters` timed calls in alternating batches.  Returns the
+// Without -n, short calls are timed over more iterations: 20 calls of a
+// sub-microsecond collective last less than the skew with which ranks leave
+// the barrier before each batch, which then dominates the figure.  Enough
+// calls for about kTargetSeconds per library, between o.iters and
+// kMaxAutoIters; every rank must run the same count, hence the MAX.
+constexpr double kTargetSeconds = 0.01;
+constexpr int kMaxAutoIters = 2000;
+
+int timedIterations(double warmupSecPerCall, const Options &o, MPI_Comm comm) {
+  int mine = o.iters;
+  if (!o.itersGiven && warmupSecPerCall > 0)
+    mine = int(std::min<double>(kMaxAutoIters, std::max<double>(o.iters, kTargetSeconds / warmupSecPerCall)));
+  int all = mine;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MAX, comm);
+  return all;
+}
+
+// Warm-up, then the timed calls in alternating batches.  Returns the
 // per-call time in seconds of the slowest rank, for Chorus and for MPI.
 void timeSize(const Collective &coll, const CollArgs &ch, const CollArgs *mpi, const Options &o, int rank,
               MPI_Comm comm, double *chSec, double *mpiSec) {
+  const double w0 = MPI_Wtime();
   for (int i = 0; i < o.warmup; ++i) checkCall(coll.runChorus(ch), "Chorus", coll.name, rank);
+  const double warmupPerCall = o.warmup > 0 ? (MPI_Wtime() - w0) / o.warmup : 0;
   if (mpi) {
     for (int i = 0; i < o.warmup; ++i) checkCall(coll.runMpi(*mpi), "MPI", coll.name, rank);
   }
-  const int batches = std::min(o.iters, kBatches);
+  const int iters = timedIterations(warmupPerCall, o, comm);
+  const int batches = std::min(iters, kBatches);
   double local[2] = {0, 0};
   for (int b = 0; b < batches; ++b) {
-    const int n = o.iters / batches + (b < o.iters % batches ? 1 : 0);
+    const int n = iters / batches + (b < iters % batches ? 1 : 0);
     MPI_Barrier(comm);
     double t0 = MPI_Wtime();
     for (int i = 0; i < n; ++i) checkCall(coll.runChorus(ch), "Chorus", coll.name, rank);
@@ -165,8 +185,8 @@ void timeSize(const Collective &coll, const CollArgs &ch, const CollArgs *mpi, c
     for (int i = 0; i < n; ++i) checkCall(coll.runMpi(*mpi), "MPI", coll.name, rank);
     local[1] += MPI_Wtime() - t0;
   }
-  local[0] /= o.iters;
-  local[1] /= o.iters;
+  local[0] /= iters;
+  local[1] /= iters;
   double slowest[2];
   MPI_Allreduce(local, slowest, 2, MPI_DOUBLE, MPI_MAX, comm);
   *chSec = slowest[0];
@@ -352,6 +372,9 @@ int perfMain(int argc, char **argv, const Collective &coll) {
     release(&s);
     return finish(2, &s.comm);
   }
+  // Set the communicator up now, not inside the first size's warm-up, whose
+  // pace then decides how many calls are timed.
+  checkCall(MPIX_Comm_gpu_init(s.comm, MPI_INFO_NULL), "Chorus", "MPIX_Comm_gpu_init", s.rank);
 
   if (s.rank == 0) printHeader(stdout, run);
   std::vector<SizeResult> results;

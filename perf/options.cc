@@ -94,6 +94,7 @@ bool parseOptions(int argc, char **argv, int nranks, Options *opt, std::string *
       case 'n':
         if (!parseInt(optarg, 1, 1 << 30, &v)) return *error = bad('n', optarg, "an iteration count >= 1"), false;
         opt->iters = int(v);
+        opt->itersGiven = true;
         break;
       case 'w':
         if (!parseInt(optarg, 0, 1 << 30, &v)) return *error = bad('w', optarg, "a warm-up count >= 0"), false;
@@ -187,7 +188,8 @@ std::string usage(const char *tool) {
        "  -e, --maxbytes BYTES      largest size (default 32M)\n"
        "  -f, --stepfactor N        multiply the size by N at each step (default 2)\n"
        "  -i, --stepbytes BYTES     add BYTES at each step instead (excludes -f)\n"
-       "  -n, --iters N             timed iterations per size (default 20)\n"
+       "  -n, --iters N             timed iterations per size (default: at least 20, more for\n"
+       "                            calls under 0.5 ms, up to 10 ms per library or 2000)\n"
        "  -w, --warmup_iters N      untimed iterations per size first (default 20)\n"
        "  -c, --check 0|1           check the results (default 1)\n"
        "  -d, --datatype TYPE       ";

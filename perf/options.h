@@ -14,7 +14,8 @@ struct Options {
   size_t maxBytes = 32 << 20;
   size_t stepFactor = 2;  // geometric steps, unless stepBytes > 0
   size_t stepBytes = 0;   // arithmetic steps (-i)
-  int iters = 20;
+  int iters = 20;         // timed calls per size: at least this many (see itersGiven)
+  bool itersGiven = false;  // -n: exactly `iters`; otherwise more for short calls
   int warmup = 20;
   bool check = true;
   Type type = Type::Float32;

@@ -23,6 +23,8 @@ namespace {
 // device/managed); device buffers need a CUDA build and a GPU.  Returns
 // false after raising the error.
 bool locateBuffers(ApiCall &call, const void *sendbuf, const void *recvbuf, bool *onDevice) {
+  *onDevice = false;
+  if (!deviceMemoryPossible()) return true;
   MemType st = MemType::Host, rt = MemType::Host;
   detectMemType(sendbuf, &st);
   detectMemType(recvbuf, &rt);
@@ -47,8 +49,8 @@ bool locateBuffers(ApiCall &call, const void *sendbuf, const void *recvbuf, bool
 int execute(ApiCall &call, CollRequest req, size_t planBytes, MPIX_Gpu_stream stream = nullptr, bool enqueue = false) {
   bool onDevice = false;
   if (!locateBuffers(call, req.sendbuf, req.recvbuf, &onDevice)) return call.code();
-  Context *ctx = nullptr;
-  Status s = contextGet(call.comm(), &ctx);
+  Context *ctx = call.context();
+  Status s = ctx ? Status::Ok : contextGet(call.comm(), &ctx);
   if (s != Status::Ok)
     return call.failStatus(s, "could not set up Chorus on this communicator (the WARN lines above say why)");
   const Plan plan = planCollective(req.coll, planBytes, ctx->nranks);

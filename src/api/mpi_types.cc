@@ -87,7 +87,12 @@ struct NamedType {
 // Fortran's named types are here too: Fortran codes reach us through the
 // C shims of src/fortran with their own handles.
 bool lookupPredefined(MPI_Datatype dt, NamedType *out) {
-  const NamedType table[] = {
+  // Built once (predefined handles never change within a process); the
+  // commonest types first.
+  static const NamedType table[] = {
+      {MPI_FLOAT, "MPI_FLOAT", NamedType::Float},
+      {MPI_DOUBLE, "MPI_DOUBLE", NamedType::Float},
+      {MPI_INT, "MPI_INT", NamedType::Signed},
       {MPI_INT8_T, "MPI_INT8_T", NamedType::Signed},
       {MPI_UINT8_T, "MPI_UINT8_T", NamedType::Unsigned},
       {MPI_INT16_T, "MPI_INT16_T", NamedType::Signed},
@@ -100,7 +105,6 @@ bool lookupPredefined(MPI_Datatype dt, NamedType *out) {
       {MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", NamedType::Unsigned},
       {MPI_SHORT, "MPI_SHORT", NamedType::Signed},
       {MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT", NamedType::Unsigned},
-      {MPI_INT, "MPI_INT", NamedType::Signed},
       {MPI_UNSIGNED, "MPI_UNSIGNED", NamedType::Unsigned},
       {MPI_LONG, "MPI_LONG", NamedType::Signed},
       {MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG", NamedType::Unsigned},
@@ -118,8 +122,6 @@ bool lookupPredefined(MPI_Datatype dt, NamedType *out) {
       {MPI_REAL4, "MPI_REAL4", NamedType::Float},
       {MPI_REAL8, "MPI_REAL8", NamedType::Float},
       {MPI_DOUBLE_PRECISION, "MPI_DOUBLE_PRECISION", NamedType::Float},
-      {MPI_FLOAT, "MPI_FLOAT", NamedType::Float},
-      {MPI_DOUBLE, "MPI_DOUBLE", NamedType::Float},
       {MPI_BYTE, "MPI_BYTE", NamedType::Other},
       {MPI_CHAR, "MPI_CHAR", NamedType::Other},
       {MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE", NamedType::Other},
@@ -194,15 +196,20 @@ bool mapOp(MPI_Op op, RedOp *out, std::string *why) {
     *why = "MPI_OP_NULL";
     return false;
   }
-  const struct { MPI_Op handle; RedOp op; } known[] = {
+  // Built once: predefined handles never change within a process.
+  static const struct { MPI_Op handle; RedOp op; } known[] = {
       {MPI_SUM, RedOp::Sum},   {MPI_PROD, RedOp::Prod}, {MPI_MIN, RedOp::Min},  {MPI_MAX, RedOp::Max},
       {MPI_LAND, RedOp::LAnd}, {MPI_LOR, RedOp::LOr},   {MPI_LXOR, RedOp::LXor}, {MPI_BAND, RedOp::BAnd},
-      {MPI_BOR, RedOp::BOr},   {MPI_BXOR, RedOp::BXor}, {ensureHandles().avg, RedOp::Avg}};
+      {MPI_BOR, RedOp::BOr},   {MPI_BXOR, RedOp::BXor}};
   for (const auto &k : known)
     if (op == k.handle) {
       *out = k.op;
       return true;
     }
+  if (op == ensureHandles().avg) {
+    *out = RedOp::Avg;
+    return true;
+  }
   *why = "a user-defined or unsupported op (Chorus takes MPI_SUM, MPI_PROD, MPI_MIN, MPI_MAX, the logical and "
          "bitwise ops, and MPIX_GPU_AVG)";
   return false;

@@ -3,6 +3,8 @@
 #include <cstdarg>
 #include <cstdio>
 
+#include "core/context.h"
+
 namespace chorus {
 
 ApiCall::ApiCall(const char *name, MPI_Comm comm) : name_(name), comm_(comm) {}
@@ -34,6 +36,13 @@ bool ApiCall::checkComm() {
   if (comm_ == MPI_COMM_NULL) {
     fail(ErrorClass::Argument, "comm = MPI_COMM_NULL is not a valid communicator");
     return false;
+  }
+  // A communicator with a context was checked when the context was made:
+  // skip the intercommunicator test and the rank and size queries.
+  if ((ctx_ = contextFind(comm_))) {
+    rank_ = ctx_->rank;
+    size_ = ctx_->nranks;
+    return true;
   }
   int inter = 0;
   if (MPI_Comm_test_inter(comm_, &inter) != MPI_SUCCESS) {

@@ -13,6 +13,8 @@
 
 namespace chorus {
 
+struct Context;
+
 class ApiCall {
  public:
   ApiCall(const char *name, MPI_Comm comm);
@@ -23,6 +25,8 @@ class ApiCall {
   int size() const { return size_; }
   MPI_Comm comm() const { return comm_; }
   const char *name() const { return name_; }
+  // The communicator's Chorus context when checkComm found one cached.
+  Context *context() const { return ctx_; }
 
   // Each returns false (after raising) when the argument is bad.
   bool checkComm();
@@ -46,6 +50,7 @@ class ApiCall {
   MPI_Comm comm_;
   int rank_ = 0, size_ = 0;
   int code_ = MPI_SUCCESS;
+  Context *ctx_ = nullptr;
 };
 
 }  // namespace chorus

@@ -19,13 +19,21 @@ const char *algoName(Algo a) {
 
 namespace {
 
-// Provisional crossovers, not yet measured (the perf issue sweeps
-// perf/allreduce_perf under CHORUS_ALGO=ring|tree|direct to set them): the
-// one-shot algorithm while a message is small against one 256 KiB slot, the
-// tree only for latency-bound sizes with more than 4 ranks.
-constexpr size_t kDirectMaxBytes = 64 * 1024;
+// Crossovers, measured on the 2-core development machine (host memory,
+// float sum, Open MPI 4.1 + Chorus 0018b9b, 2026-11-30):
+//   for a in direct ring tree; do CHORUS_ALGO=$a mpirun -np N --oversubscribe \
+//     perf/allreduce_perf -b 4K -e 2M -f 2 -n 100 -c 0; done
+// 2 ranks: one-shot fastest up to 32 KiB (3.8 us vs ring 4.0), ring from
+//   64 KiB (6.5 vs 7.6); the tree never wins.
+// 4 ranks (oversubscribed): one-shot up to 64 KiB (41.6 us vs tree 42.5,
+//   ring 50.6), tree at 128 KiB (57.9 vs ring 64.8) and 256 KiB (tie),
+//   ring from 512 KiB (146 vs tree 152, one-shot 230).
+// The allgather, broadcast and reduce-scatter one-shots use the same
+// limits (not measured separately).  CHORUS_DIRECT_MAX_BYTES and
+// CHORUS_TREE_MAX_BYTES override them.
+size_t directMaxBytes(int nranks) { return nranks <= 2 ? 32 * 1024 : 64 * 1024; }
 constexpr size_t kTreeMaxBytes = 256 * 1024;
-constexpr int kTreeMinRanks = 5;
+constexpr int kTreeMinRanks = 4;
 
 size_t limitFromParam(ParamId id, size_t measured) {
   int64_t v = paramInt(id);
@@ -58,7 +66,7 @@ Plan planCollective(Coll coll, size_t bytes, int nranks) {
   if (forced == Forced::Tree && hasTree) return {Algo::Tree, "CHORUS_ALGO=tree"};
   if (forced == Forced::Direct && directFits(nranks)) return {Algo::Direct, "CHORUS_ALGO=direct"};
 
-  const size_t directMax = limitFromParam(ParamId::DirectMaxBytes, kDirectMaxBytes);
+  const size_t directMax = limitFromParam(ParamId::DirectMaxBytes, directMaxBytes(nranks));
   if (bytes <= directMax && directFits(nranks)) return {Algo::Direct, "small message: one-shot is fastest"};
   const size_t treeMax = limitFromParam(ParamId::TreeMaxBytes, kTreeMaxBytes);
   if (hasTree && nranks >= kTreeMinRanks && bytes <= treeMax)

@@ -177,6 +177,14 @@ Status contextGet(MPI_Comm comm, Context **out) {
   return create(comm, out);
 }
 
+Context *contextFind(MPI_Comm comm) {
+  if (libraryInit() != Status::Ok) return nullptr;
+  void *value = nullptr;
+  int found = 0;
+  if (MPI_Comm_get_attr(comm, g_contextKeyval, &value, &found) != MPI_SUCCESS || !found) return nullptr;
+  return static_cast<Context *>(value);
+}
+
 Status contextInit(MPI_Comm comm) {
   Context *ctx = nullptr;
   return contextGet(comm, &ctx);

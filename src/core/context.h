@@ -34,6 +34,8 @@ struct Context {
 
 // The context of `comm`, created (collectively) when missing.
 Status contextGet(MPI_Comm comm, Context **out);
+// The context cached on `comm`, or nullptr (never creates one).
+Context *contextFind(MPI_Comm comm);
 // Collective: create the context now; no-op when it exists.
 Status contextInit(MPI_Comm comm);
 // Release the context of `comm`, if any (local, not collective).

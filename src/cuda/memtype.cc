@@ -54,6 +54,8 @@ bool driverLoaded() {
 
 }  // namespace
 
+bool deviceMemoryPossible() { return driverLoaded(); }
+
 const char *memTypeName(MemType t) {
   switch (t) {
     case MemType::Host: return "host memory";

@@ -17,6 +17,11 @@ const char *memTypeName(MemType t);
 // today; the Status leaves room for a driver that reports a real failure.
 Status detectMemType(const void *p, MemType *out);
 
+// False while no GPU memory can exist in this process (the CUDA driver is
+// not loaded): then every buffer is host memory and detectMemType need not
+// be asked.  One cheap check per collective.
+bool deviceMemoryPossible();
+
 // Whether this build has the CUDA executor and a usable GPU is visible.
 bool cudaAvailable();
 
