@@ -150,6 +150,8 @@ long long countWrong(const Collective &coll, const DataCtx &ctx, Type t, MemKind
 // kMaxAutoIters; every rank must run the same count, hence the MAX.
 constexpr double kTargetSeconds = 0.01;
 constexpr int kMaxAutoIters = 2000;
+constexpr double kWarmupSeconds = 0.005;
+constexpr int kMaxWarmupRounds = 100;
 
 int timedIterations(double warmupSecPerCall, const Options &o, MPI_Comm comm) {
   int mine = o.iters;
@@ -164,12 +166,26 @@ int timedIterations(double warmupSecPerCall, const Options &o, MPI_Comm comm) {
 // per-call time in seconds of the slowest rank, for Chorus and for MPI.
 void timeSize(const Collective &coll, const CollArgs &ch, const CollArgs *mpi, const Options &o, int rank,
               MPI_Comm comm, double *chSec, double *mpiSec) {
-  const double w0 = MPI_Wtime();
-  for (int i = 0; i < o.warmup; ++i) checkCall(coll.runChorus(ch), "Chorus", coll.name, rank);
-  const double warmupPerCall = o.warmup > 0 ? (MPI_Wtime() - w0) / o.warmup : 0;
-  if (mpi) {
-    for (int i = 0; i < o.warmup; ++i) checkCall(coll.runMpi(*mpi), "MPI", coll.name, rank);
-  }
+  // Warm up in rounds of -w calls until every rank has spent kWarmupSeconds
+  // in them: a one-off stall (mpirun forwarding rank 0's last output line
+  // takes a core for milliseconds on a 2-core node) then lands here, not in
+  // the timed calls.  Returns the last round's time per call.
+  auto warmUp = [&](auto &&call) {
+    double perCall = 0, spentTotal = 0;
+    for (int round = 0; o.warmup > 0 && round < kMaxWarmupRounds; ++round) {
+      const double w0 = MPI_Wtime();
+      for (int i = 0; i < o.warmup; ++i) call();
+      const double spent = MPI_Wtime() - w0;
+      perCall = spent / o.warmup;
+      spentTotal += spent;
+      int more = spentTotal < kWarmupSeconds ? 1 : 0, anyMore = 0;
+      MPI_Allreduce(&more, &anyMore, 1, MPI_INT, MPI_MAX, comm);
+      if (!anyMore) break;
+    }
+    return perCall;
+  };
+  const double warmupPerCall = warmUp([&] { checkCall(coll.runChorus(ch), "Chorus", coll.name, rank); });
+  if (mpi) warmUp([&] { checkCall(coll.runMpi(*mpi), "MPI", coll.name, rank); });
   const int iters = timedIterations(warmupPerCall, o, comm);
   const int batches = std::min(iters, kBatches);
   double local[2] = {0, 0};
