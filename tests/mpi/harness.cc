@@ -41,6 +41,7 @@
 #include <type_traits>
 
 #include "coll/lowp.h"
+#include "transport/fifo.h"
 
 namespace chorus_test {
 
@@ -411,7 +412,12 @@ std::vector<size_t> smallCounts() { return {0, 1, 2, 3, 7, 13, 31, 127, 1021, 40
 std::vector<size_t> boundaryCounts(const TypeDesc &t, int nranks) {
   const size_t slot = slotBytes() / t.size;
   const size_t all = slot * static_cast<size_t>(nranks);
-  std::vector<size_t> c = {slot - 1, slot, slot + 1, all - 1, all + 1, (size_t{1} << 20) / t.size};
+  // Messages up to kInlineMaxBytes travel inline (transport/fifo.h): whole
+  // vectors (one-shot) and per-rank chunks (ring) on either side of it.
+  const size_t inl = chorus::kInlineMaxBytes / t.size;
+  const size_t inlAll = inl * static_cast<size_t>(nranks);
+  std::vector<size_t> c = {inl,     inl + 1, inlAll - 1, inlAll + 1, slot - 1, slot, slot + 1,
+                           all - 1, all + 1, (size_t{1} << 20) / t.size};
   std::sort(c.begin(), c.end());
   c.erase(std::unique(c.begin(), c.end()), c.end());
   return c;
