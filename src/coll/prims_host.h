@@ -74,7 +74,9 @@ class HostPrims {
     }
     for (int i = 0; doSend && i < nsend_; ++i) {
       FifoEnd &e = *send_[i];
-      const uint64_t need = e.step + 1 - e.nslots;
+      // The slot this message takes was last used `depth` messages ago.
+      const uint64_t depth = inlined ? uint64_t(kInlineSlots) : uint64_t(e.nslots);
+      const uint64_t need = e.step + 1 - depth;
       if (static_cast<int64_t>(need) <= 0 || e.seen >= need) continue;
       if (!wait(&e.header->head.value, need, e.peer, false)) return;
       e.seen = loadAcquire(&e.header->head);

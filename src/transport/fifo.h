@@ -33,6 +33,12 @@ constexpr size_t kInlineLinePayload = 56;
 constexpr int kInlineLines = 8;
 constexpr size_t kInlineMaxBytes = kInlineLines * kInlineLinePayload;  // 448
 constexpr size_t kInlineSlotBytes = kInlineLines * kInlineLineBytes;   // 512
+// Inline slots per FIFO, deeper than the full-size ring (CHORUS_SHM_SLOTS):
+// message s uses inline slot s % kInlineSlots or full slot s % nslots, and a
+// sender may run that far ahead of the receiver's consumed count (head).
+// Back-to-back small broadcasts pipeline through it: 4 ranks on 2 cores,
+// 8 B, 3.6 us per call with 4 slots, 0.7 us with 64.
+constexpr int kInlineSlots = 64;
 
 struct alignas(kInlineLineBytes) InlineLine {
   unsigned char payload[kInlineLinePayload];
@@ -46,14 +52,14 @@ CHORUS_HOST_DEVICE constexpr size_t fifoHeaderBytes() {
 // Bytes of one FIFO (header, inline slots, slots), rounded so FIFOs can be
 // packed back to back.
 CHORUS_HOST_DEVICE constexpr size_t fifoFootprint(size_t slotBytes, int nslots) {
-  return fifoHeaderBytes() + (kInlineSlotBytes + slotBytes) * size_t(nslots);
+  return fifoHeaderBytes() + kInlineSlotBytes * size_t(kInlineSlots) + slotBytes * size_t(nslots);
 }
 
 // One side's view of a FIFO.  `step` is this side's private count of
 // messages sent (sender) or received (receiver).
 struct FifoEnd {
   FifoHeader *header;
-  InlineLine *inlineSlots;  // [nslots][kInlineLines]
+  InlineLine *inlineSlots;  // [kInlineSlots][kInlineLines]
   char *slots;
   size_t slotBytes;
   int nslots;
@@ -66,7 +72,7 @@ struct FifoEnd {
 
   CHORUS_HOST_DEVICE char *slot(uint64_t s) const { return slots + (s % uint64_t(nslots)) * slotBytes; }
   CHORUS_HOST_DEVICE InlineLine *inlineSlot(uint64_t s) const {
-    return inlineSlots + (s % uint64_t(nslots)) * kInlineLines;
+    return inlineSlots + (s % uint64_t(kInlineSlots)) * kInlineLines;
   }
 };
 
@@ -74,7 +80,7 @@ CHORUS_HOST_DEVICE inline FifoEnd makeFifoEnd(char *fifoBase, size_t slotBytes, 
   FifoEnd e;
   e.header = reinterpret_cast<FifoHeader *>(fifoBase);
   e.inlineSlots = reinterpret_cast<InlineLine *>(fifoBase + fifoHeaderBytes());
-  e.slots = fifoBase + fifoHeaderBytes() + kInlineSlotBytes * size_t(nslots);
+  e.slots = fifoBase + fifoHeaderBytes() + kInlineSlotBytes * size_t(kInlineSlots);
   e.slotBytes = slotBytes;
   e.nslots = nslots;
   e.peer = peer;
