@@ -128,7 +128,6 @@ class HostPrims {
     for (int i = 0; doSend && i < nsend_; ++i) {
       FifoEnd &e = *send_[i];
       if (inlined) scatterInline(staged[kMaxPrimPeers], e.inlineSlot(e.step), n * sizeof(T), e.step + 1);
-      e.header->bytes[e.step % e.nslots] = n * sizeof(T);
       // Inline receivers do not read the tail, but later full-size messages
       // on this FIFO wait for it to count every message.
       storeRelease(&e.header->tail, ++e.step);

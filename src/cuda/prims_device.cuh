@@ -346,7 +346,6 @@ class DevicePrims {
       }
       for (int i = 0; doSend && i < nsend_; ++i) {
         FifoEnd &e = *send_[i];
-        e.header->bytes[e.step % e.nslots] = n * sizeof(T);
         ++e.step;
         if (!ll) __threadfence_system();
         *reinterpret_cast<volatile uint64_t *>(&e.header->tail.value) = e.step;

@@ -9,7 +9,6 @@
 
 namespace chorus {
 
-constexpr int kMaxFifoSlots = 64;
 constexpr size_t kFifoAlign = 128;  // keep writer-owned words on their own lines
 
 struct alignas(kFifoAlign) FifoCounter {
@@ -19,7 +18,6 @@ struct alignas(kFifoAlign) FifoCounter {
 struct FifoHeader {
   FifoCounter tail;                 // sender -> receiver: messages posted
   FifoCounter head;                 // receiver -> sender: messages consumed
-  uint64_t bytes[kMaxFifoSlots];    // payload size of the message in each slot
 };
 
 // Small messages travel inline: in 64-byte lines of 56 payload bytes and
