@@ -79,63 +79,58 @@ CustomHandles &ensureHandles() {
 
 struct NamedType {
   MPI_Datatype handle;
-  const char *name;
   enum { Signed, Unsigned, Float, Other } kind;
 };
 
 // Resolved at run time: with Open MPI the handles are addresses, not constants.
 // Fortran's named types are here too: Fortran codes reach us through the
 // C shims of src/fortran with their own handles.
-bool lookupPredefined(MPI_Datatype dt, NamedType *out) {
+constexpr int kNumNamed = 39;
+const NamedType (&namedTypes())[kNumNamed] {
   // Built once (predefined handles never change within a process); the
   // commonest types first.
-  static const NamedType table[] = {
-      {MPI_FLOAT, "MPI_FLOAT", NamedType::Float},
-      {MPI_DOUBLE, "MPI_DOUBLE", NamedType::Float},
-      {MPI_INT, "MPI_INT", NamedType::Signed},
-      {MPI_INT8_T, "MPI_INT8_T", NamedType::Signed},
-      {MPI_UINT8_T, "MPI_UINT8_T", NamedType::Unsigned},
-      {MPI_INT16_T, "MPI_INT16_T", NamedType::Signed},
-      {MPI_UINT16_T, "MPI_UINT16_T", NamedType::Unsigned},
-      {MPI_INT32_T, "MPI_INT32_T", NamedType::Signed},
-      {MPI_UINT32_T, "MPI_UINT32_T", NamedType::Unsigned},
-      {MPI_INT64_T, "MPI_INT64_T", NamedType::Signed},
-      {MPI_UINT64_T, "MPI_UINT64_T", NamedType::Unsigned},
-      {MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR", NamedType::Signed},
-      {MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", NamedType::Unsigned},
-      {MPI_SHORT, "MPI_SHORT", NamedType::Signed},
-      {MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT", NamedType::Unsigned},
-      {MPI_UNSIGNED, "MPI_UNSIGNED", NamedType::Unsigned},
-      {MPI_LONG, "MPI_LONG", NamedType::Signed},
-      {MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG", NamedType::Unsigned},
-      {MPI_LONG_LONG, "MPI_LONG_LONG", NamedType::Signed},
-      {MPI_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG", NamedType::Unsigned},
-      {MPI_AINT, "MPI_AINT", NamedType::Signed},
-      {MPI_OFFSET, "MPI_OFFSET", NamedType::Signed},
-      {MPI_COUNT, "MPI_COUNT", NamedType::Signed},
-      {MPI_INTEGER, "MPI_INTEGER", NamedType::Signed},
-      {MPI_INTEGER1, "MPI_INTEGER1", NamedType::Signed},
-      {MPI_INTEGER2, "MPI_INTEGER2", NamedType::Signed},
-      {MPI_INTEGER4, "MPI_INTEGER4", NamedType::Signed},
-      {MPI_INTEGER8, "MPI_INTEGER8", NamedType::Signed},
-      {MPI_REAL, "MPI_REAL", NamedType::Float},
-      {MPI_REAL4, "MPI_REAL4", NamedType::Float},
-      {MPI_REAL8, "MPI_REAL8", NamedType::Float},
-      {MPI_DOUBLE_PRECISION, "MPI_DOUBLE_PRECISION", NamedType::Float},
-      {MPI_BYTE, "MPI_BYTE", NamedType::Other},
-      {MPI_CHAR, "MPI_CHAR", NamedType::Other},
-      {MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE", NamedType::Other},
-      {MPI_C_BOOL, "MPI_C_BOOL", NamedType::Other},
-      {MPI_WCHAR, "MPI_WCHAR", NamedType::Other},
-      {MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", NamedType::Other},
-      {MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX", NamedType::Other},
+  static const NamedType table[kNumNamed] = {
+      {MPI_FLOAT, NamedType::Float},
+      {MPI_DOUBLE, NamedType::Float},
+      {MPI_INT, NamedType::Signed},
+      {MPI_INT8_T, NamedType::Signed},
+      {MPI_UINT8_T, NamedType::Unsigned},
+      {MPI_INT16_T, NamedType::Signed},
+      {MPI_UINT16_T, NamedType::Unsigned},
+      {MPI_INT32_T, NamedType::Signed},
+      {MPI_UINT32_T, NamedType::Unsigned},
+      {MPI_INT64_T, NamedType::Signed},
+      {MPI_UINT64_T, NamedType::Unsigned},
+      {MPI_SIGNED_CHAR, NamedType::Signed},
+      {MPI_UNSIGNED_CHAR, NamedType::Unsigned},
+      {MPI_SHORT, NamedType::Signed},
+      {MPI_UNSIGNED_SHORT, NamedType::Unsigned},
+      {MPI_UNSIGNED, NamedType::Unsigned},
+      {MPI_LONG, NamedType::Signed},
+      {MPI_UNSIGNED_LONG, NamedType::Unsigned},
+      {MPI_LONG_LONG, NamedType::Signed},
+      {MPI_UNSIGNED_LONG_LONG, NamedType::Unsigned},
+      {MPI_AINT, NamedType::Signed},
+      {MPI_OFFSET, NamedType::Signed},
+      {MPI_COUNT, NamedType::Signed},
+      {MPI_INTEGER, NamedType::Signed},
+      {MPI_INTEGER1, NamedType::Signed},
+      {MPI_INTEGER2, NamedType::Signed},
+      {MPI_INTEGER4, NamedType::Signed},
+      {MPI_INTEGER8, NamedType::Signed},
+      {MPI_REAL, NamedType::Float},
+      {MPI_REAL4, NamedType::Float},
+      {MPI_REAL8, NamedType::Float},
+      {MPI_DOUBLE_PRECISION, NamedType::Float},
+      {MPI_BYTE, NamedType::Other},
+      {MPI_CHAR, NamedType::Other},
+      {MPI_LONG_DOUBLE, NamedType::Other},
+      {MPI_C_BOOL, NamedType::Other},
+      {MPI_WCHAR, NamedType::Other},
+      {MPI_C_FLOAT_COMPLEX, NamedType::Other},
+      {MPI_C_DOUBLE_COMPLEX, NamedType::Other},
   };
-  for (const NamedType &t : table)
-    if (t.handle == dt) {
-      *out = t;
-      return true;
-    }
-  return false;
+  return table;
 }
 
 DataType integerType(int bytes, bool isSigned) {
@@ -148,6 +143,20 @@ DataType integerType(int bytes, bool isSigned) {
   }
 }
 
+TypeMapping namedMapping(const NamedType &n, int size) {
+  DataType type = DataType::Bytes;
+  if (n.kind == NamedType::Signed || n.kind == NamedType::Unsigned)
+    type = integerType(size, n.kind == NamedType::Signed);
+  else if (n.kind == NamedType::Float && (size == 4 || size == 8))
+    type = size == 4 ? DataType::Float32 : DataType::Float64;
+  return {type, size_t(size)};
+}
+
+// The sizes of the named types, asked of MPI once each, when first used:
+// every call maps its datatype.  (0: not asked yet.  Races only store the
+// same value twice.)
+std::atomic<int> g_namedSizes[kNumNamed];
+
 }  // namespace
 
 bool mapDatatype(MPI_Datatype dt, TypeMapping *out, std::string *why) {
@@ -155,6 +164,16 @@ bool mapDatatype(MPI_Datatype dt, TypeMapping *out, std::string *why) {
     *why = "MPI_DATATYPE_NULL";
     return false;
   }
+  for (int i = 0; i < kNumNamed; ++i)
+    if (namedTypes()[i].handle == dt) {
+      int size = g_namedSizes[i].load(std::memory_order_relaxed);
+      if (size == 0) {
+        MPI_Type_size(dt, &size);
+        g_namedSizes[i].store(size, std::memory_order_relaxed);
+      }
+      *out = namedMapping(namedTypes()[i], size);
+      return true;
+    }
   CustomHandles &h = ensureHandles();
   const struct { MPI_Datatype handle; DataType type; } custom[] = {
       {h.float16, DataType::Float16}, {h.bfloat16, DataType::BFloat16},
@@ -165,17 +184,6 @@ bool mapDatatype(MPI_Datatype dt, TypeMapping *out, std::string *why) {
       return true;
     }
   int size = 0;
-  NamedType named;
-  if (lookupPredefined(dt, &named)) {
-    MPI_Type_size(dt, &size);
-    DataType type = DataType::Bytes;
-    if (named.kind == NamedType::Signed || named.kind == NamedType::Unsigned)
-      type = integerType(size, named.kind == NamedType::Signed);
-    else if (named.kind == NamedType::Float && (size == 4 || size == 8))
-      type = size == 4 ? DataType::Float32 : DataType::Float64;
-    *out = {type, size_t(size)};
-    return true;
-  }
   int nints, naddrs, ntypes, combiner;
   if (MPI_Type_get_envelope(dt, &nints, &naddrs, &ntypes, &combiner) != MPI_SUCCESS) {
     *why = "not a valid datatype handle";

@@ -24,12 +24,18 @@ int ApiCall::failStatus(Status s, const char *detail) {
 }
 
 bool ApiCall::checkComm() {
+  // The hot path: this thread's last communicator, still alive.
+  if (comm_ != MPI_COMM_NULL && (ctx_ = contextCached(comm_))) {
+    rank_ = ctx_->rank;
+    size_ = ctx_->nranks;
+    return true;
+  }
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
   if (!initialized || finalized) {
     // No error handler can run without MPI: just report.
-    fprintf(stderr, "CHORUS: %s called %s MPI_Init\n", name_, initialized ? "after" : "before");
+    fprintf(stderr, "CHORUS: %s called %s\n", name_, initialized ? "after MPI_Finalize" : "before MPI_Init");
     code_ = MPI_ERR_OTHER;
     return false;
   }
@@ -116,7 +122,10 @@ bool ApiCall::checkNotInPlace(const char *arg, const void *buf) {
 
 bool ApiCall::checkBytes(MPI_Count count, size_t elemSize, int blocks) {
   const unsigned long long limit = ~0ull >> 2;
-  if (elemSize == 0 || (unsigned long long)count <= limit / elemSize / unsigned(blocks)) return true;
+  unsigned long long bytes = 0;  // multiplied, not divided: divisions cost ~20 ns per call
+  if (!__builtin_mul_overflow((unsigned long long)count, (unsigned long long)elemSize, &bytes) &&
+      !__builtin_mul_overflow(bytes, (unsigned long long)blocks, &bytes) && bytes <= limit)
+    return true;
   fail(ErrorClass::Argument, "count = %lld elements of %zu bytes on %d ranks overflows the address space",
        (long long)count, elemSize, blocks);
   return false;

@@ -34,8 +34,13 @@ struct Context {
 
 // The context of `comm`, created (collectively) when missing.
 Status contextGet(MPI_Comm comm, Context **out);
-// The context cached on `comm`, or nullptr (never creates one).
+// The context cached on `comm`, or nullptr (never creates one).  Needs MPI
+// initialized and not finalized.
 Context *contextFind(MPI_Comm comm);
+// The context of `comm` if this thread looked it up last and it is still
+// alive, else nullptr.  Makes no MPI call, so it is safe in any MPI state:
+// a hit proves MPI is initialized and not finalized.
+Context *contextCached(MPI_Comm comm);
 // Collective: create the context now; no-op when it exists.
 Status contextInit(MPI_Comm comm);
 // Release the context of `comm`, if any (local, not collective).

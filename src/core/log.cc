@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -91,7 +92,12 @@ FILE *openLogFile(const char *pattern) {
   return f ? f : stderr;
 }
 
+// Set once the settings are read.  logEnabled runs on every collective, and
+// std::call_once costs a thread-local access and pthread_once each time.
+std::atomic<bool> g_ready{false};
+
 void initOnce() {
+  if (g_ready.load(std::memory_order_acquire)) return;
   LogState &s = state();
   std::call_once(s.once, [&s] {
     paramsInit();
@@ -105,6 +111,7 @@ void initOnce() {
     if (file && *file) s.out = openLogFile(file);
     gethostname(s.host, sizeof s.host);
     s.host[sizeof s.host - 1] = 0;
+    g_ready.store(true, std::memory_order_release);
   });
 }
 

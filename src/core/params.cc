@@ -2,6 +2,7 @@
 
 #include <strings.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +29,10 @@ struct ParamValue {
 };
 
 std::once_flag g_once;
+// Set once the values are parsed.  The planner reads parameters on every
+// call, and std::call_once costs a thread-local access and pthread_once
+// each time: test this flag first.
+std::atomic<bool> g_ready{false};
 ParamValue g_values[kNumParams];
 
 bool inList(const char *accepted, const char *item) {
@@ -125,8 +130,10 @@ bool parseSize(const char *text, int64_t *out) {
 }
 
 void paramsInit() {
+  if (g_ready.load(std::memory_order_acquire)) return;
   std::call_once(g_once, [] {
     for (int i = 0; i < kNumParams; ++i) parseOne(kSpecs[i], g_values[i]);
+    g_ready.store(true, std::memory_order_release);
   });
 }
 

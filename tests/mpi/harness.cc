@@ -65,7 +65,16 @@ struct MpiFixture {
                   slotBytes(), MPIX_Gpu_version_string());
     std::fflush(stdout);
   }
-  ~MpiFixture() { MPI_Finalize(); }
+  ~MpiFixture() {
+    MPI_Finalize();
+    // A call after MPI_Finalize must fail cleanly, not run on the freed
+    // context that MPI_COMM_WORLD's last call left cached.
+    float in = 1, out = 0;
+    if (MPIX_Allreduce_gpu(&in, &out, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS) {
+      std::fprintf(stderr, "FAIL: MPIX_Allreduce_gpu after MPI_Finalize returned MPI_SUCCESS\n");
+      std::_Exit(1);
+    }
+  }
 };
 BOOST_TEST_GLOBAL_FIXTURE(MpiFixture);
 
