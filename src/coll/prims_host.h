@@ -67,6 +67,10 @@ class HostPrims {
     // Both ends of a message know its size, so they agree on the format.
     const bool inlined = (doRecv || doSend) && n * sizeof(T) <= kInlineMaxBytes;
     const size_t lines = inlined ? inlineLines(n * sizeof(T)) : 0;
+    // Fetch the leading lines of every inline message while we wait for
+    // the last line's flag: the misses overlap instead of following it.
+    for (int i = 0; doRecv && inlined && i < nrecv_; ++i)
+      prefetchForRead(recv_[i]->inlineSlot(recv_[i]->step), lines - 1);
     for (int i = 0; doRecv && i < nrecv_; ++i) {
       FifoEnd &e = *recv_[i];
       const uint64_t *arrived = inlined ? &e.inlineSlot(e.step)[lines - 1].flag : &e.header->tail.value;
@@ -124,6 +128,9 @@ class HostPrims {
     for (int i = 0; doRecv && i < nrecv_; ++i) {
       FifoEnd &e = *recv_[i];
       storeRelease(&e.header->head, ++e.step);
+      // A sender running ahead (a broadcast root) has likely written the
+      // next message already: start fetching it.
+      if (inlined) prefetchForRead(e.inlineSlot(e.step), lines);
     }
     for (int i = 0; doSend && i < nsend_; ++i) {
       FifoEnd &e = *send_[i];
@@ -131,6 +138,29 @@ class HostPrims {
       // Inline receivers do not read the tail, but later full-size messages
       // on this FIFO wait for it to count every message.
       storeRelease(&e.header->tail, ++e.step);
+      if (inlined) prefetchForWrite(e.inlineSlot(e.step + kInlinePrefetchAhead), lines);
+    }
+  }
+
+  // Ask for ownership of the lines of the inline message `kInlinePrefetchAhead`
+  // ahead now, so that its stores find them owned.  Without it every inline
+  // send's stores wait for the line to be taken from the receiver's cache,
+  // stores retire in order, and a broadcast root that runs ahead of its
+  // peers spends its time stalled on its own stores (2 ranks, 8 B: 89% of
+  // the root's time in the primitive stood on its first stack store).  Far
+  // enough ahead that the receiver is not spinning on those lines.
+  static constexpr uint64_t kInlinePrefetchAhead = 4;
+  static void prefetchForRead(const InlineLine *lines, size_t n) {
+    for (size_t l = 0; l < n; ++l) __builtin_prefetch(lines + l, 0, 3);
+  }
+  static void prefetchForWrite(const InlineLine *lines, size_t n) {
+    for (size_t l = 0; l < n; ++l) {
+#if defined(__x86_64__) || defined(__i386__)
+      // PREFETCHW; a no-op on the few x86 CPUs that lack it.
+      asm volatile("prefetchw %0" : : "m"(*reinterpret_cast<const char *>(lines + l)));
+#else
+      __builtin_prefetch(lines + l, 1, 3);
+#endif
     }
   }
 
@@ -164,8 +194,10 @@ class HostPrims {
   }
 
   HostChannel &ch_;
-  FifoEnd *recv_[kMaxPrimPeers] = {};
-  FifoEnd *send_[kMaxPrimPeers] = {};
+  // Left uninitialised on purpose: connect() fills what step() reads, and
+  // zeroing 256 bytes (rep stos) per collective cost 5% of an 8-byte one.
+  FifoEnd *recv_[kMaxPrimPeers];
+  FifoEnd *send_[kMaxPrimPeers];
   int nrecv_ = 0, nsend_ = 0, srcPosition_ = 0;
 };
 
