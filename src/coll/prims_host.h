@@ -106,32 +106,38 @@ class HostPrims {
     }
     if ((flags & kSrc) && (!doRecv || srcPosition_ >= nrecv_)) in[nin++] = src;
 
-    T *out[kMaxPrimPeers + 1];
+    // The result lands in the send slots first (or the staging of an
+    // inline send), the peers are told, and only then is the local copy
+    // made: the peers copy out while we do.  (2 ranks, 2 MiB: the
+    // receiver of a broadcast or allgather slice no longer waits for the
+    // sender's own copy.)
+    T *out[kMaxPrimPeers];
     int nout = 0;
-    if (flags & kDst) out[nout++] = dst;
     if (inlined && doSend) out[nout++] = reinterpret_cast<T *>(staged[kMaxPrimPeers]);
     for (int i = 0; !inlined && doSend && i < nsend_; ++i)
       out[nout++] = reinterpret_cast<T *>(send_[i]->slot(send_[i]->step));
+    const bool toDst = (flags & kDst) && n > 0 && nin > 0;
+    if (nout == 0 && toDst) out[nout++] = dst;  // nothing to send: fold straight into dst
+    // Where dst's copy comes from once the sends are posted (nullptr: done).
+    const T *dstFrom = nullptr;
 
     if (n > 0 && nout > 0 && nin > 0) {
+      const bool finalize = Func::kNeedsFinalize && (flags & kFinal);
       if (nin == 1) {
         if (out[0] != in[0]) memcpy(out[0], in[0], n * sizeof(T));
       } else {
         reduceInto<T, Func>(out[0], in[0], in[1], n);
         for (int i = 2; i < nin; ++i) reduceInto<T, Func>(out[0], out[0], in[i], n);
       }
-      if (Func::kNeedsFinalize && (flags & kFinal))
+      if (finalize)
         for (size_t k = 0; k < n; ++k) out[0][k] = Func::finalize(out[0][k], ch_.nranks);
       for (int i = 1; i < nout; ++i) memcpy(out[i], out[0], n * sizeof(T));
+      // A plain copy reads its source again (no need to read back what we
+      // just sent); a fold reads the result from the first send slot, which
+      // stays ours to read until our next send.
+      if (toDst && out[0] != dst) dstFrom = (nin == 1 && !finalize) ? in[0] : out[0];
     }
 
-    for (int i = 0; doRecv && i < nrecv_; ++i) {
-      FifoEnd &e = *recv_[i];
-      storeRelease(&e.header->head, ++e.step);
-      // A sender running ahead (a broadcast root) has likely written the
-      // next message already: start fetching it.
-      if (inlined) prefetchForRead(e.inlineSlot(e.step), lines);
-    }
     for (int i = 0; doSend && i < nsend_; ++i) {
       FifoEnd &e = *send_[i];
       if (inlined) scatterInline(staged[kMaxPrimPeers], e.inlineSlot(e.step), n * sizeof(T), e.step + 1);
@@ -139,6 +145,15 @@ class HostPrims {
       // on this FIFO wait for it to count every message.
       storeRelease(&e.header->tail, ++e.step);
       if (inlined) prefetchForWrite(e.inlineSlot(e.step + kInlinePrefetchAhead), lines);
+    }
+    if (dstFrom && dstFrom != dst) memcpy(dst, dstFrom, n * sizeof(T));
+    // Credits go back only now: dst's copy may still have read the slots.
+    for (int i = 0; doRecv && i < nrecv_; ++i) {
+      FifoEnd &e = *recv_[i];
+      storeRelease(&e.header->head, ++e.step);
+      // A sender running ahead (a broadcast root) has likely written the
+      // next message already: start fetching it.
+      if (inlined) prefetchForRead(e.inlineSlot(e.step), lines);
     }
   }
 
