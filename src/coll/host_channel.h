@@ -13,6 +13,7 @@ struct HostChannel {
   int nranks = 1;
   FifoEnd *sendTo = nullptr;    // [nranks]; sendTo[p] writes into p's memory
   FifoEnd *recvFrom = nullptr;  // [nranks]; recvFrom[p] reads our own memory
+  FifoEnd *publish = nullptr;   // [nranks]; publish[p] is p's publish ring (fifo.h); null: none
   size_t slotBytes = 0;
   int64_t timeoutNs = 0;        // 0: wait forever
   int spinCount = 0;            // polls before yielding the core

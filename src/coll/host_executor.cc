@@ -17,10 +17,12 @@ Status runCopyCollective(HostChannel &ch, const CollRequest &req) {
   switch (req.coll) {
     case Coll::Bcast:
       if (req.algo == Algo::Direct) bcastDirect<Bytes>(a, prims);
+      else if (req.algo == Algo::Publish && prims.canPublish()) bcastPublish<Bytes>(a, prims);
       else if (req.algo != Algo::Local) bcastChain<Bytes>(a, prims);
       break;
     case Coll::Allgather:
       if (req.algo == Algo::Direct || req.algo == Algo::Local) allgatherDirect<Bytes>(a, prims);
+      else if (req.algo == Algo::Publish && prims.canPublish()) allgatherPublish<Bytes>(a, prims);
       else allgatherRing<Bytes>(a, prims);
       break;
     case Coll::Alltoall:

@@ -13,6 +13,7 @@
 #include "coll/functors.h"
 #include "coll/host_executor.h"
 #include "coll/prims_host.h"
+#include "coll/publish_collectives.h"
 #include "coll/reduce_chain.h"
 #include "coll/reduce_scatter_ring.h"
 

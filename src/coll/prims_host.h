@@ -57,6 +57,40 @@ class HostPrims {
   // Purely local: dst = finalize(src) (e.g. a one-rank allreduce with AVG).
   void localCopy(const T *src, T *dst, size_t n) { step(src, dst, n, kSrc | kDst | kFinal); }
 
+  // Publish rings (fifo.h): every rank must read every slice published.
+  bool canPublish() const { return ch_.publish != nullptr; }
+  // Write n elements of src into our publish ring for all other ranks, and
+  // keep a copy in dst (when not null and not src).
+  void publish(const T *src, T *dst, size_t n) {
+    if (!ok()) return;
+    FifoEnd &ring = ch_.publish[ch_.rank];
+    // The slot was last filled nslots slices ago: every reader must be done.
+    const uint64_t need = ring.step + 1 - uint64_t(ring.nslots);
+    if (static_cast<int64_t>(need) > 0 && ring.seen < need) {
+      uint64_t least = ~uint64_t(0);  // the slowest reader's count, as credit for later slices
+      for (int q = 0; q < ch_.nranks; ++q) {
+        if (q == ch_.rank) continue;
+        const uint64_t *consumed = &publishConsumed(ring, q)->value;
+        if (!wait(consumed, need, q, false)) return;
+        const uint64_t c = loadAcquire(consumed);
+        least = c < least ? c : least;
+      }
+      ring.seen = least;
+    }
+    T *slot = reinterpret_cast<T *>(ring.slot(ring.step));
+    memcpy(slot, src, n * sizeof(T));
+    storeRelease(&ring.header->tail, ++ring.step);
+    if (dst && dst != src) memcpy(dst, src, n * sizeof(T));
+  }
+  // Copy the next slice `peer` published into dst.
+  void readPublished(int peer, T *dst, size_t n) {
+    if (!ok()) return;
+    FifoEnd &ring = ch_.publish[peer];
+    if (!wait(&ring.header->tail.value, ring.step + 1, peer, true)) return;
+    memcpy(dst, ring.slot(ring.step), n * sizeof(T));
+    storeRelease(publishConsumed(ring, ch_.rank), ++ring.step);
+  }
+
  private:
   enum : unsigned { kRecv = 1, kSend = 2, kSrc = 4, kDst = 8, kFinal = 16 };
 

@@ -135,6 +135,7 @@ Status bootstrap(Context &ctx) {
   ch.nranks = ctx.nranks;
   ch.sendTo = ctx.sendTo.data();
   ch.recvFrom = ctx.recvFrom.data();
+  ch.publish = ctx.publish.empty() ? nullptr : ctx.publish.data();
   ch.slotBytes = ctx.slotBytes;
   ch.scratch = ctx.scratch.data();
   ch.timeoutNs = paramInt(ParamId::Timeout) * 1000000000ll;

@@ -22,6 +22,7 @@ struct Context {
   int nodeRank = 0, nodeSize = 1;
   std::vector<PeerInfo> peers;
   std::vector<FifoEnd> sendTo, recvFrom;  // indexed by peer rank
+  std::vector<FifoEnd> publish;           // publish rings, indexed by owner rank (empty: none)
   const TransportOps *transport = nullptr;
   void *transportState = nullptr;         // owned by `transport`
   size_t slotBytes = 0;

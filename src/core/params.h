@@ -12,9 +12,10 @@ enum class ParamKind { Choice, Integer, Size, List };
 
 // X(id, kind, env, default, accepted, help)
 #define CHORUS_PARAM_TABLE(X)                                                                     \
-  X(Algo, Choice, "CHORUS_ALGO", "auto", "auto,ring,tree,direct",                                 \
+  X(Algo, Choice, "CHORUS_ALGO", "auto", "auto,ring,tree,direct,publish",                         \
     "Force the algorithm of every collective that has it (allreduce: ring|tree|direct; "          \
-    "reduce-scatter, allgather, bcast, reduce: ring|direct). auto lets the planner choose by size.") \
+    "reduce-scatter, reduce: ring|direct; allgather, bcast: ring|direct|publish). auto lets the " \
+    "planner choose by size.")                                                                    \
   X(Proto, Choice, "CHORUS_PROTO", "auto", "auto,simple,ll",                                      \
     "Force the GPU protocol: simple (bandwidth) or ll (latency). Host buffers always use simple.") \
   X(Debug, Choice, "CHORUS_DEBUG", "WARN", "NONE,WARN,INFO,TRACE",                                \

@@ -74,6 +74,19 @@ struct FifoEnd {
   }
 };
 
+// Publish rings.  The FIFO a rank keeps for itself carries no messages, so
+// it doubles as the rank's publish ring: the rank writes a slice into its
+// slots once and every other rank copies it out (allgather and broadcast of
+// large messages: one write for n-1 readers, where forwarding writes every
+// byte into every reader's FIFO).  The header's tail counts slices
+// published; the inline area holds one consumed counter per reader, each on
+// its own line, written by that reader.
+constexpr int kMaxPublishReaders = int(kInlineSlotBytes * size_t(kInlineSlots) / sizeof(FifoCounter));
+
+CHORUS_HOST_DEVICE inline FifoCounter *publishConsumed(const FifoEnd &ring, int reader) {
+  return reinterpret_cast<FifoCounter *>(ring.inlineSlots) + reader;
+}
+
 CHORUS_HOST_DEVICE inline FifoEnd makeFifoEnd(char *fifoBase, size_t slotBytes, int nslots, int peer) {
   FifoEnd e;
   e.header = reinterpret_cast<FifoHeader *>(fifoBase);

@@ -66,7 +66,10 @@ BOOST_AUTO_TEST_CASE(planner_choices) {
   BOOST_TEST(planCollective(Coll::Allreduce, 1 << 20, 1).algo == Algo::Local);
   BOOST_TEST(planCollective(Coll::Allreduce, 8, 4).algo == Algo::Direct);
   BOOST_TEST(planCollective(Coll::Allreduce, 64 << 20, 4).algo == Algo::Ring);
-  BOOST_TEST(planCollective(Coll::Bcast, 64 << 20, 4).algo == Algo::Chain);
+  BOOST_TEST(planCollective(Coll::Bcast, 64 << 20, 2).algo == Algo::Chain);
+  BOOST_TEST(planCollective(Coll::Bcast, 64 << 20, 4).algo == Algo::Publish);
+  BOOST_TEST(planCollective(Coll::Allgather, 64 << 20, 2).algo == Algo::Ring);
+  BOOST_TEST(planCollective(Coll::Allgather, 64 << 20, 3).algo == Algo::Publish);
   BOOST_TEST(planCollective(Coll::Alltoall, 8, 4).algo == Algo::Pairwise);
   BOOST_TEST(planCollective(Coll::Barrier, 0, 4).algo == Algo::Dissemination);
   // The measured crossovers (src/coll/tuner.cc).
@@ -75,6 +78,10 @@ BOOST_AUTO_TEST_CASE(planner_choices) {
   BOOST_TEST(planCollective(Coll::Allreduce, 64 << 10, 4).algo == Algo::Direct);
   BOOST_TEST(planCollective(Coll::Allreduce, 128 << 10, 4).algo == Algo::Tree);
   BOOST_TEST(planCollective(Coll::Allreduce, 512 << 10, 4).algo == Algo::Ring);
+  BOOST_TEST(planCollective(Coll::Allgather, 16 << 10, 4).algo == Algo::Direct);
+  BOOST_TEST(planCollective(Coll::Allgather, 32 << 10, 4).algo == Algo::Publish);
+  BOOST_TEST(planCollective(Coll::Bcast, 128 << 10, 3).algo == Algo::Direct);
+  BOOST_TEST(planCollective(Coll::Bcast, 128 << 10, 4).algo == Algo::Publish);
   // The one-shot algorithms keep one FIFO per peer: never beyond their limit.
   BOOST_TEST(planCollective(Coll::Allreduce, 8, 64).algo != Algo::Direct);
 }

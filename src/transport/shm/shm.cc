@@ -87,6 +87,14 @@ Status shmConnect(Context &ctx, const PeerInfo *all) {
     ctx.sendTo[p] = makeFifoEnd(st->peerBase[p] + fifoBytes * size_t(ctx.rank), ctx.slotBytes, ctx.nslots, p);
     ctx.recvFrom[p] = makeFifoEnd(st->local + fifoBytes * size_t(p), ctx.slotBytes, ctx.nslots, p);
   }
+  // Every rank's own FIFO (index = its rank) is its publish ring.
+  if (ctx.nranks <= kMaxPublishReaders) {
+    ctx.publish.resize(ctx.nranks);
+    for (int p = 0; p < ctx.nranks; ++p) {
+      char *base = p == ctx.rank ? st->local : st->peerBase[p];
+      ctx.publish[p] = makeFifoEnd(base + fifoBytes * size_t(p), ctx.slotBytes, ctx.nslots, p);
+    }
+  }
   return Status::Ok;
 }
 
