@@ -169,14 +169,18 @@ void timeSize(const Collective &coll, const CollArgs &ch, const CollArgs *mpi, c
   // Warm up in rounds of -w calls until every rank has spent kWarmupSeconds
   // in them: a one-off stall (mpirun forwarding rank 0's last output line
   // takes a core for milliseconds on a 2-core node) then lands here, not in
-  // the timed calls.  Returns the last round's time per call.
+  // the timed calls.  Returns the fastest round's time per call: a round
+  // that caught a stall must not shrink the timed iterations, or the skew
+  // of the barriers between batches weighs on every call (4 ranks on 2
+  // cores, 8-byte allreduce: the last round's pace gave 8.5-47 us per call
+  // for the first size, the fastest round's a steady 8.5).
   auto warmUp = [&](auto &&call) {
     double perCall = 0, spentTotal = 0;
     for (int round = 0; o.warmup > 0 && round < kMaxWarmupRounds; ++round) {
       const double w0 = MPI_Wtime();
       for (int i = 0; i < o.warmup; ++i) call();
       const double spent = MPI_Wtime() - w0;
-      perCall = spent / o.warmup;
+      perCall = round == 0 ? spent / o.warmup : std::min(perCall, spent / o.warmup);
       spentTotal += spent;
       int more = spentTotal < kWarmupSeconds ? 1 : 0, anyMore = 0;
       MPI_Allreduce(&more, &anyMore, 1, MPI_INT, MPI_MAX, comm);
