@@ -6,9 +6,10 @@
 namespace chorus {
 
 enum class Coll : uint8_t { Allreduce, Reduce, Bcast, Allgather, ReduceScatter, Alltoall, Barrier, Count };
-// Publish (allgather and bcast, host memory): each slice written once into
-// its owner's publish ring and copied out by every reader.  The CUDA
-// executor runs the ring or chain in its place.
+// Publish (allgather, bcast and allreduce, host memory): each slice written
+// once into its owner's publish ring and copied out by every reader (for
+// allreduce, after the ring's reduce-scatter).  The CUDA executor runs the
+// ring or chain in its place.
 enum class Algo : uint8_t { Ring, Tree, Direct, Chain, Pairwise, Dissemination, Local, Publish, Count };
 
 const char *collName(Coll c);

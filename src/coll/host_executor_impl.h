@@ -46,6 +46,8 @@ Status runReduction(HostChannel &ch, const CollRequest &req) {
         allreduceTree<T>(a, prims);
       } else if (req.algo == Algo::Direct) {
         allreduceDirect<T>(a, prims, scratch);
+      } else if (req.algo == Algo::Publish && prims.canPublish()) {
+        allreduceRingPublish<T>(a, prims);
       } else {
         allreduceRing<T>(a, prims);
       }

@@ -1,5 +1,6 @@
-// Allgather and broadcast through publish rings (transport/fifo.h), for
-// large messages on three ranks or more: each slice is written once into
+// Allgather, broadcast and the allgather half of ring allreduce through
+// publish rings (transport/fifo.h), for large messages on three ranks or
+// more: each slice is written once into
 // its owner's ring and every other rank copies it straight into its
 // buffer.  Forwarding along a ring writes every byte twice on every rank
 // that passes it on (its buffer and the next FIFO); here a rank writes its
@@ -24,6 +25,47 @@ void allgatherPublish(const CollArgs &a, Prims &prims) {
     for (int k = 1; k < a.nranks; ++k) {
       const int peer = mod(a.rank + k, a.nranks);
       prims.readPublished(peer, dst + size_t(peer) * a.count + off, len);
+    }
+  }
+}
+
+// Ring allreduce whose allgather half goes through the publish rings: the
+// reduce-scatter half is the ring's (same fold order, so the same bits as
+// allreduceRing), then each rank publishes its finished block slice once
+// and copies every other rank's straight into dst, instead of forwarding
+// n-2 slices that it writes twice each.
+template <typename T, typename Prims>
+void allreduceRingPublish(const CollArgs &a, Prims &prims) {
+  const T *src = static_cast<const T *>(a.sendbuf);
+  T *dst = static_cast<T *>(a.recvbuf);
+  const int n = a.nranks;
+  const Ring ring{a.rank, n};
+  const BlockPartition blocks(a.count, n);
+
+  for (size_t off = 0; off < blocks.blockElems && prims.ok(); off += a.sliceElems) {
+    auto slice = [&](int block, size_t &at) {
+      at = blocks.offset(block) + off;
+      const size_t size = blocks.size(block);
+      return off < size ? minSize(a.sliceElems, size - off) : 0;
+    };
+    size_t at;
+    prims.connect1(ring.prev(), ring.next());
+    size_t len = slice(ring.reduceScatterBlock(0), at);
+    prims.send(src + at, len);
+    for (int k = 1; k < n - 1; ++k) {
+      len = slice(ring.reduceScatterBlock(k), at);
+      prims.recvReduceSend(src + at, len);
+    }
+    // The last fold completes our own block (reduceScatterBlock(n-1) is
+    // this rank's): into dst only, then out to everyone at once.
+    prims.connect1(ring.prev(), -1);
+    len = slice(a.rank, at);
+    prims.recvReduceCopy(src + at, dst + at, len);
+    prims.publish(dst + at, nullptr, len);
+    for (int k = 1; k < n; ++k) {
+      const int peer = mod(a.rank + k, n);
+      len = slice(peer, at);
+      prims.readPublished(peer, dst + at, len);
     }
   }
 }

@@ -13,7 +13,7 @@ enum class ParamKind { Choice, Integer, Size, List };
 // X(id, kind, env, default, accepted, help)
 #define CHORUS_PARAM_TABLE(X)                                                                     \
   X(Algo, Choice, "CHORUS_ALGO", "auto", "auto,ring,tree,direct,publish",                         \
-    "Force the algorithm of every collective that has it (allreduce: ring|tree|direct; "          \
+    "Force the algorithm of every collective that has it (allreduce: ring|tree|direct|publish; "  \
     "reduce-scatter, reduce: ring|direct; allgather, bcast: ring|direct|publish). auto lets the " \
     "planner choose by size.")                                                                    \
   X(Proto, Choice, "CHORUS_PROTO", "auto", "auto,simple,ll",                                      \

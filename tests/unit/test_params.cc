@@ -65,7 +65,8 @@ BOOST_AUTO_TEST_CASE(planner_choices) {
   paramsInit();
   BOOST_TEST(planCollective(Coll::Allreduce, 1 << 20, 1).algo == Algo::Local);
   BOOST_TEST(planCollective(Coll::Allreduce, 8, 4).algo == Algo::Direct);
-  BOOST_TEST(planCollective(Coll::Allreduce, 64 << 20, 4).algo == Algo::Ring);
+  BOOST_TEST(planCollective(Coll::Allreduce, 64 << 20, 2).algo == Algo::Ring);
+  BOOST_TEST(planCollective(Coll::Allreduce, 64 << 20, 4).algo == Algo::Publish);
   BOOST_TEST(planCollective(Coll::Bcast, 64 << 20, 2).algo == Algo::Chain);
   BOOST_TEST(planCollective(Coll::Bcast, 64 << 20, 4).algo == Algo::Publish);
   BOOST_TEST(planCollective(Coll::Allgather, 64 << 20, 2).algo == Algo::Ring);
@@ -77,7 +78,7 @@ BOOST_AUTO_TEST_CASE(planner_choices) {
   BOOST_TEST(planCollective(Coll::Allreduce, 64 << 10, 2).algo == Algo::Ring);
   BOOST_TEST(planCollective(Coll::Allreduce, 64 << 10, 4).algo == Algo::Direct);
   BOOST_TEST(planCollective(Coll::Allreduce, 128 << 10, 4).algo == Algo::Tree);
-  BOOST_TEST(planCollective(Coll::Allreduce, 512 << 10, 4).algo == Algo::Ring);
+  BOOST_TEST(planCollective(Coll::Allreduce, 512 << 10, 4).algo == Algo::Publish);
   BOOST_TEST(planCollective(Coll::Allgather, 16 << 10, 4).algo == Algo::Direct);
   BOOST_TEST(planCollective(Coll::Allgather, 32 << 10, 4).algo == Algo::Publish);
   BOOST_TEST(planCollective(Coll::Bcast, 128 << 10, 3).algo == Algo::Direct);
