@@ -3,6 +3,7 @@
 #include <atomic>
 #include <climits>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 
 #include "chorus.h"
@@ -80,16 +81,24 @@ CustomHandles &ensureHandles() {
 struct NamedType {
   MPI_Datatype handle;
   enum { Signed, Unsigned, Float, Other } kind;
+  // Asked of MPI once, when first used: every call maps its datatype.
+  // (0: not asked yet.  Races only store the same value twice.)
+  std::atomic<int> size{0};
+};
+
+struct NamedTable {
+  NamedType *first, *last;
+  NamedType *begin() const { return first; }
+  NamedType *end() const { return last; }
 };
 
 // Resolved at run time: with Open MPI the handles are addresses, not constants.
 // Fortran's named types are here too: Fortran codes reach us through the
 // C shims of src/fortran with their own handles.
-constexpr int kNumNamed = 39;
-const NamedType (&namedTypes())[kNumNamed] {
+NamedTable namedTypes() {
   // Built once (predefined handles never change within a process); the
   // commonest types first.
-  static const NamedType table[kNumNamed] = {
+  static NamedType table[] = {
       {MPI_FLOAT, NamedType::Float},
       {MPI_DOUBLE, NamedType::Float},
       {MPI_INT, NamedType::Signed},
@@ -130,7 +139,7 @@ const NamedType (&namedTypes())[kNumNamed] {
       {MPI_C_FLOAT_COMPLEX, NamedType::Other},
       {MPI_C_DOUBLE_COMPLEX, NamedType::Other},
   };
-  return table;
+  return {std::begin(table), std::end(table)};
 }
 
 DataType integerType(int bytes, bool isSigned) {
@@ -152,11 +161,6 @@ TypeMapping namedMapping(const NamedType &n, int size) {
   return {type, size_t(size)};
 }
 
-// The sizes of the named types, asked of MPI once each, when first used:
-// every call maps its datatype.  (0: not asked yet.  Races only store the
-// same value twice.)
-std::atomic<int> g_namedSizes[kNumNamed];
-
 }  // namespace
 
 bool mapDatatype(MPI_Datatype dt, TypeMapping *out, std::string *why) {
@@ -164,14 +168,14 @@ bool mapDatatype(MPI_Datatype dt, TypeMapping *out, std::string *why) {
     *why = "MPI_DATATYPE_NULL";
     return false;
   }
-  for (int i = 0; i < kNumNamed; ++i)
-    if (namedTypes()[i].handle == dt) {
-      int size = g_namedSizes[i].load(std::memory_order_relaxed);
+  for (NamedType &named : namedTypes())
+    if (named.handle == dt) {
+      int size = named.size.load(std::memory_order_relaxed);
       if (size == 0) {
         MPI_Type_size(dt, &size);
-        g_namedSizes[i].store(size, std::memory_order_relaxed);
+        named.size.store(size, std::memory_order_relaxed);
       }
-      *out = namedMapping(namedTypes()[i], size);
+      *out = namedMapping(named, size);
       return true;
     }
   CustomHandles &h = ensureHandles();

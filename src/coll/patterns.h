@@ -35,6 +35,14 @@ struct BlockPartition {
       : count(count_), blockElems(divUp(count_, nblocks > 0 ? size_t(nblocks) : 1)) {}
   CHORUS_HOST_DEVICE size_t offset(int block) const { return minSize(size_t(block) * blockElems, count); }
   CHORUS_HOST_DEVICE size_t size(int block) const { return minSize(blockElems, count - offset(block)); }
+  // The slice of `block` that starts `off` elements into it and is at most
+  // sliceElems long: its start in *at, its length returned (0 once off has
+  // run past this block, which can be shorter than blockElems at the end).
+  CHORUS_HOST_DEVICE size_t slice(int block, size_t off, size_t sliceElems, size_t *at) const {
+    *at = offset(block) + off;
+    const size_t blockSize = size(block);
+    return off < blockSize ? minSize(sliceElems, blockSize - off) : 0;
+  }
 };
 
 // One binary tree over the ranks in heap order of a permutation: position p

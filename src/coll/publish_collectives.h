@@ -43,11 +43,7 @@ void allreduceRingPublish(const CollArgs &a, Prims &prims) {
   const BlockPartition blocks(a.count, n);
 
   for (size_t off = 0; off < blocks.blockElems && prims.ok(); off += a.sliceElems) {
-    auto slice = [&](int block, size_t &at) {
-      at = blocks.offset(block) + off;
-      const size_t size = blocks.size(block);
-      return off < size ? minSize(a.sliceElems, size - off) : 0;
-    };
+    auto slice = [&](int block, size_t &at) { return blocks.slice(block, off, a.sliceElems, &at); };
     size_t at;
     prims.connect1(ring.prev(), ring.next());
     size_t len = slice(ring.reduceScatterBlock(0), at);

@@ -63,26 +63,36 @@ BOOST_AUTO_TEST_CASE(environment_values_are_validated) {
 
 BOOST_AUTO_TEST_CASE(planner_choices) {
   paramsInit();
-  BOOST_TEST(planCollective(Coll::Allreduce, 1 << 20, 1).algo == Algo::Local);
-  BOOST_TEST(planCollective(Coll::Allreduce, 8, 4).algo == Algo::Direct);
-  BOOST_TEST(planCollective(Coll::Allreduce, 64 << 20, 2).algo == Algo::Ring);
-  BOOST_TEST(planCollective(Coll::Allreduce, 64 << 20, 4).algo == Algo::Publish);
-  BOOST_TEST(planCollective(Coll::Bcast, 64 << 20, 2).algo == Algo::Chain);
-  BOOST_TEST(planCollective(Coll::Bcast, 64 << 20, 4).algo == Algo::Publish);
-  BOOST_TEST(planCollective(Coll::Allgather, 64 << 20, 2).algo == Algo::Ring);
-  BOOST_TEST(planCollective(Coll::Allgather, 64 << 20, 3).algo == Algo::Publish);
-  BOOST_TEST(planCollective(Coll::Alltoall, 8, 4).algo == Algo::Pairwise);
-  BOOST_TEST(planCollective(Coll::Barrier, 0, 4).algo == Algo::Dissemination);
-  // The measured crossovers (src/coll/tuner.cc).
-  BOOST_TEST(planCollective(Coll::Allreduce, 32 << 10, 2).algo == Algo::Direct);
-  BOOST_TEST(planCollective(Coll::Allreduce, 64 << 10, 2).algo == Algo::Ring);
-  BOOST_TEST(planCollective(Coll::Allreduce, 64 << 10, 4).algo == Algo::Direct);
-  BOOST_TEST(planCollective(Coll::Allreduce, 128 << 10, 4).algo == Algo::Tree);
-  BOOST_TEST(planCollective(Coll::Allreduce, 512 << 10, 4).algo == Algo::Publish);
-  BOOST_TEST(planCollective(Coll::Allgather, 16 << 10, 4).algo == Algo::Direct);
-  BOOST_TEST(planCollective(Coll::Allgather, 32 << 10, 4).algo == Algo::Publish);
-  BOOST_TEST(planCollective(Coll::Bcast, 128 << 10, 3).algo == Algo::Direct);
-  BOOST_TEST(planCollective(Coll::Bcast, 128 << 10, 4).algo == Algo::Publish);
+  const struct {
+    Coll coll;
+    size_t bytes;
+    int nranks;
+    Algo algo;
+  } expected[] = {
+      {Coll::Allreduce, 1 << 20, 1, Algo::Local},
+      {Coll::Allreduce, 8, 4, Algo::Direct},
+      {Coll::Allreduce, 64 << 20, 2, Algo::Ring},
+      {Coll::Allreduce, 64 << 20, 4, Algo::Publish},
+      {Coll::Bcast, 64 << 20, 2, Algo::Chain},
+      {Coll::Bcast, 64 << 20, 4, Algo::Publish},
+      {Coll::Allgather, 64 << 20, 2, Algo::Ring},
+      {Coll::Allgather, 64 << 20, 3, Algo::Publish},
+      {Coll::Alltoall, 8, 4, Algo::Pairwise},
+      {Coll::Barrier, 0, 4, Algo::Dissemination},
+      // The measured crossovers (src/coll/tuner.cc), each side of them.
+      {Coll::Allreduce, 32 << 10, 2, Algo::Direct},
+      {Coll::Allreduce, 64 << 10, 2, Algo::Ring},
+      {Coll::Allreduce, 64 << 10, 4, Algo::Direct},
+      {Coll::Allreduce, 128 << 10, 4, Algo::Tree},
+      {Coll::Allreduce, 512 << 10, 4, Algo::Publish},
+      {Coll::Allgather, 16 << 10, 4, Algo::Direct},
+      {Coll::Allgather, 32 << 10, 4, Algo::Publish},
+      {Coll::Bcast, 128 << 10, 3, Algo::Direct},
+      {Coll::Bcast, 128 << 10, 4, Algo::Publish},
+  };
+  for (const auto &e : expected)
+    BOOST_TEST_CONTEXT("coll " << int(e.coll) << ", " << e.bytes << " bytes, " << e.nranks << " ranks")
+    BOOST_TEST(planCollective(e.coll, e.bytes, e.nranks).algo == e.algo);
   // The one-shot algorithms keep one FIFO per peer: never beyond their limit.
   BOOST_TEST(planCollective(Coll::Allreduce, 8, 64).algo != Algo::Direct);
 }
