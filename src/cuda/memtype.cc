@@ -140,11 +140,14 @@ Status detectMemType(const void *p, MemType *out) {
   *out = MemType::Host;
   if (p == nullptr || !driverLoaded()) return Status::Ok;
   using GetAttr = int (*)(void *, int, unsigned long long);
-  static GetAttr getAttr = nullptr;
+  // Threads may look it up at once; they all find the same address.
+  static std::atomic<GetAttr> cachedGetAttr{nullptr};
+  GetAttr getAttr = cachedGetAttr.load(std::memory_order_acquire);
   if (!getAttr) {
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (lib) getAttr = reinterpret_cast<GetAttr>(dlsym(lib, "cuPointerGetAttribute"));
     if (!getAttr) return Status::Ok;
+    cachedGetAttr.store(getAttr, std::memory_order_release);
   }
   unsigned int memType = 0, managed = 0;
   const auto addr = static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(p));
