@@ -149,19 +149,28 @@ static int bcastImpl(void *buffer, MPI_Count count, MPI_Datatype datatype, int r
                  enqueue);
 }
 
+// The arguments of allgather and alltoall: one block of recvcount x recvtype
+// per rank, and a send side (unless MPI_IN_PLACE) whose type signature must
+// match one block's.  False (with the error recorded in `call`) if any is bad.
+static bool checkBlockExchange(ApiCall &call, const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, TypeMapping *rtype) {
+  TypeMapping stype;
+  if (!call.checkComm() || !call.checkCount("recvcount", recvcount) || !call.checkType("recvtype", recvtype, rtype) ||
+      !call.checkBytes(recvcount, rtype->size, call.size()) || !call.checkBuffer("recvbuf", recvbuf, recvcount) ||
+      !call.checkNotInPlace("recvbuf", recvbuf))
+    return false;
+  return sendbuf == MPI_IN_PLACE ||
+         (call.checkCount("sendcount", sendcount) && call.checkType("sendtype", sendtype, &stype) &&
+          call.checkSameSignature(sendcount, sendtype, stype, recvcount, recvtype, *rtype) &&
+          call.checkBuffer("sendbuf", sendbuf, sendcount));
+}
+
 static int allgatherImpl(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                          MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPIX_Gpu_stream stream,
                          bool enqueue, const char *name) {
   ApiCall call(name, comm);
-  TypeMapping rtype, stype;
-  if (!call.checkComm() || !call.checkCount("recvcount", recvcount) || !call.checkType("recvtype", recvtype, &rtype) ||
-      !call.checkBytes(recvcount, rtype.size, call.size()) || !call.checkBuffer("recvbuf", recvbuf, recvcount) ||
-      !call.checkNotInPlace("recvbuf", recvbuf))
-    return call.code();
-  if (sendbuf != MPI_IN_PLACE &&
-      (!call.checkCount("sendcount", sendcount) || !call.checkType("sendtype", sendtype, &stype) ||
-       !call.checkSameSignature(sendcount, sendtype, stype, recvcount, recvtype, rtype) ||
-       !call.checkBuffer("sendbuf", sendbuf, sendcount)))
+  TypeMapping rtype;
+  if (!checkBlockExchange(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &rtype))
     return call.code();
   if (recvcount == 0) return MPI_SUCCESS;
   if (sendbuf == MPI_IN_PLACE)
@@ -190,15 +199,8 @@ static int alltoallImpl(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
                         MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPIX_Gpu_stream stream, bool enqueue,
                         const char *name) {
   ApiCall call(name, comm);
-  TypeMapping rtype, stype;
-  if (!call.checkComm() || !call.checkCount("recvcount", recvcount) || !call.checkType("recvtype", recvtype, &rtype) ||
-      !call.checkBytes(recvcount, rtype.size, call.size()) || !call.checkBuffer("recvbuf", recvbuf, recvcount) ||
-      !call.checkNotInPlace("recvbuf", recvbuf))
-    return call.code();
-  if (sendbuf != MPI_IN_PLACE &&
-      (!call.checkCount("sendcount", sendcount) || !call.checkType("sendtype", sendtype, &stype) ||
-       !call.checkSameSignature(sendcount, sendtype, stype, recvcount, recvtype, rtype) ||
-       !call.checkBuffer("sendbuf", sendbuf, sendcount)))
+  TypeMapping rtype;
+  if (!checkBlockExchange(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &rtype))
     return call.code();
   if (recvcount == 0) return MPI_SUCCESS;
   if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
