@@ -172,8 +172,8 @@ int timedIterations(double warmupSecPerCall, const Options &o, MPI_Comm comm) {
 // per-call time in seconds of the slowest rank, for Chorus and for MPI.
 void timeSize(const Collective &coll, const CollArgs &ch, const CollArgs *mpi, const Options &o, int rank,
               MPI_Comm comm, double warmupSeconds, double *chSec, double *mpiSec) {
-  // Warm up in rounds of -w calls until every rank has spent kWarmupSeconds
-  // in them: a one-off stall (mpirun forwarding rank 0's last output line
+  // Warm up in rounds of -w calls until every rank has spent warmupSeconds
+  // in them (or kMaxWarmupRounds rounds have run): a one-off stall (mpirun forwarding rank 0's last output line
   // takes a core for milliseconds on a 2-core node) then lands here, not in
   // the timed calls.  Returns the fastest round's time per call: a round
   // that caught a stall must not shrink the timed iterations, or the skew
