@@ -97,6 +97,7 @@ CollRequest request(Coll coll, const TypeMapping &type, RedOp op, MPI_Count coun
   r.sendbuf = sendbuf;
   r.recvbuf = recvbuf;
   r.root = root;
+  r.gaps = type.gaps;
   return r;
 }
 

@@ -95,14 +95,28 @@ bool ApiCall::checkReduction(MPI_Datatype dt, MPI_Op op, TypeMapping *type, RedO
   if (type->type == DataType::Bytes && type->size == 1 && dt == MPI_BYTE &&
       (*redop == RedOp::BAnd || *redop == RedOp::BOr || *redop == RedOp::BXor))
     type->type = DataType::Uint8;
+  if (isLocOp(*redop) && !isPairType(type->type)) {
+    fail(ErrorClass::Argument, "op = %s is not defined on datatype = %s (it takes MPI_2INT, MPI_FLOAT_INT, "
+         "MPI_DOUBLE_INT, MPI_LONG_INT, MPI_SHORT_INT, MPI_2REAL, MPI_2DOUBLE_PRECISION, MPI_2INTEGER)",
+         opLabel(op).c_str(), datatypeLabel(dt).c_str());
+    return false;
+  }
   if (type->type == DataType::Bytes) {
     fail(ErrorClass::Argument, "datatype = %s cannot be reduced (op = %s); reductions take integer and "
-         "floating-point types", datatypeLabel(dt).c_str(), opLabel(op).c_str());
+         "floating-point types, and the MINLOC/MAXLOC pair types", datatypeLabel(dt).c_str(),
+         opLabel(op).c_str());
+    return false;
+  }
+  if (type->logicalOnly && *redop != RedOp::LAnd && *redop != RedOp::LOr && *redop != RedOp::LXor) {
+    fail(ErrorClass::Argument, "op = %s is not defined on datatype = %s (a logical type: MPI_LAND, MPI_LOR and "
+         "MPI_LXOR only)", opLabel(op).c_str(), datatypeLabel(dt).c_str());
     return false;
   }
   if (!isValidTypeOp(type->type, *redop)) {
-    fail(ErrorClass::Argument, "op = %s is not defined on datatype = %s (logical and bitwise ops take integer "
-         "types)", opLabel(op).c_str(), datatypeLabel(dt).c_str());
+    fail(ErrorClass::Argument, "op = %s is not defined on datatype = %s (%s)", opLabel(op).c_str(),
+         datatypeLabel(dt).c_str(),
+         isPairType(type->type) ? "the pair types take MPI_MINLOC and MPI_MAXLOC only"
+                                : "logical and bitwise ops take integer types");
     return false;
   }
   return true;
@@ -133,8 +147,8 @@ bool ApiCall::checkBytes(MPI_Count count, size_t elemSize, int blocks) {
 
 bool ApiCall::checkSameSignature(MPI_Count sendcount, MPI_Datatype sendtype, const TypeMapping &send,
                                  MPI_Count recvcount, MPI_Datatype recvtype, const TypeMapping &recv) {
-  const bool sameType = sendtype == recvtype ||
-                        (send.type != DataType::Bytes && send.type == recv.type && send.size == recv.size);
+  const bool sameType = sendtype == recvtype || (send.type != DataType::Bytes && !send.logicalOnly &&
+                                                 !recv.logicalOnly && send.type == recv.type && send.size == recv.size);
   if (!sameType) {
     fail(ErrorClass::Argument, "sendtype = %s does not match recvtype = %s", datatypeLabel(sendtype).c_str(),
          datatypeLabel(recvtype).c_str());

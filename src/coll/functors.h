@@ -28,6 +28,11 @@
 //     `b` is ignored.  (Not fmin/fmax, which always drop the NaN.)
 //   LAnd, LOr, LXor: 1 or 0 as C's logical operators; integers only.
 //   BAnd, BOr, BXor: bitwise; integers only.
+//   MinLoc, MaxLoc, on the {value, index} pairs only, as MPI defines them:
+//     the pair with the smaller (larger) value; on equal values the first
+//     operand's value with the smaller of the two indices.  Spelled like
+//     Open MPI's and MPICH's loops (a strict comparison, then ==), so a NaN
+//     value is order dependent there as Min and Max are.
 //   Avg reduces as Sum; finalize divides by nranks: integer division
 //     truncating toward zero for integers (the Sum has already wrapped),
 //     x / nranks in the type's own precision for float and double, and
@@ -72,13 +77,42 @@ template <> struct TypeOf<DataType::Fp8E5M2> { using type = Fp8E5M2; };
 template <> struct TypeOf<DataType::Float32> { using type = float; };
 template <> struct TypeOf<DataType::Float64> { using type = double; };
 
+// The element of MPI's MINLOC/MAXLOC pair types: the same members in the
+// same order as the C struct MPI describes (MPI_DOUBLE_INT is
+// struct { double; int; }), so the compiler gives it MPI's layout, padding
+// included (the API checks that against MPI's own size and extent).
+template <typename V, typename I>
+struct LocPair {
+  V value;
+  I index;
+};
+using FloatIntPair = LocPair<float, int32_t>;
+using DoubleIntPair = LocPair<double, int32_t>;
+using LongIntPair = LocPair<long, int32_t>;
+using ShortIntPair = LocPair<int16_t, int32_t>;
+using IntIntPair = LocPair<int32_t, int32_t>;
+using FloatFloatPair = LocPair<float, float>;
+using DoubleDoublePair = LocPair<double, double>;
+template <> struct TypeOf<DataType::FloatInt> { using type = FloatIntPair; };
+template <> struct TypeOf<DataType::DoubleInt> { using type = DoubleIntPair; };
+template <> struct TypeOf<DataType::LongInt> { using type = LongIntPair; };
+template <> struct TypeOf<DataType::ShortInt> { using type = ShortIntPair; };
+template <> struct TypeOf<DataType::IntInt> { using type = IntIntPair; };
+template <> struct TypeOf<DataType::FloatFloat> { using type = FloatFloatPair; };
+template <> struct TypeOf<DataType::DoubleDouble> { using type = DoubleDoublePair; };
+
+template <typename T> struct IsLocPair : std::false_type {};
+template <typename V, typename I> struct IsLocPair<LocPair<V, I>> : std::true_type {};
+
 // Compile-time twin of isValidTypeOp (datatype.cc), for dispatch tables that
 // must not instantiate a functor on a type it refuses (with `if constexpr`).
 // A unit test keeps the two in agreement.
 template <DataType D, RedOp O>
 struct IsValidTypeOp
-    : std::integral_constant<bool, (D < DataType::Bytes) && (O < RedOp::Count) &&
-                                       (O < RedOp::LAnd || D <= DataType::Uint64)> {};
+    : std::integral_constant<bool,
+                             (D < DataType::Bytes) && (O < RedOp::Count) &&
+                                 ((D >= DataType::FloatInt) == (O == RedOp::MinLoc || O == RedOp::MaxLoc)) &&
+                                 (O < RedOp::LAnd || O > RedOp::BXor || D <= DataType::Uint64)> {};
 
 namespace func_detail {
 
@@ -225,6 +259,32 @@ struct FuncBXor : func_detail::RequireInteger<T> {
   static CHORUS_HOST_DEVICE T finalize(T x, int) { return x; }
 };
 
+// T is a LocPair.  `a` is the running result, `b` the next input: MPI's
+// inout and in.
+template <typename T>
+struct FuncMinLoc {
+  static_assert(IsLocPair<T>::value, "MINLOC is defined on the {value, index} pair types only");
+  static constexpr bool kNeedsFinalize = false;
+  CHORUS_HOST_DEVICE T operator()(T a, T b) const {
+    if (b.value < a.value) return b;
+    if (b.value == a.value && b.index < a.index) a.index = b.index;
+    return a;
+  }
+  static CHORUS_HOST_DEVICE T finalize(T x, int) { return x; }
+};
+
+template <typename T>
+struct FuncMaxLoc {
+  static_assert(IsLocPair<T>::value, "MAXLOC is defined on the {value, index} pair types only");
+  static constexpr bool kNeedsFinalize = false;
+  CHORUS_HOST_DEVICE T operator()(T a, T b) const {
+    if (b.value > a.value) return b;
+    if (b.value == a.value && b.index < a.index) a.index = b.index;
+    return a;
+  }
+  static CHORUS_HOST_DEVICE T finalize(T x, int) { return x; }
+};
+
 // The functor of a RedOp.  Naming FuncOf<O, T>::type does not instantiate
 // the functor; use IsValidTypeOp to guard the instantiation itself.
 template <RedOp O, typename T> struct FuncOf;
@@ -239,6 +299,8 @@ template <typename T> struct FuncOf<RedOp::LXor, T> { using type = FuncLXor<T>; 
 template <typename T> struct FuncOf<RedOp::BAnd, T> { using type = FuncBAnd<T>; };
 template <typename T> struct FuncOf<RedOp::BOr, T> { using type = FuncBOr<T>; };
 template <typename T> struct FuncOf<RedOp::BXor, T> { using type = FuncBXor<T>; };
+template <typename T> struct FuncOf<RedOp::MinLoc, T> { using type = FuncMinLoc<T>; };
+template <typename T> struct FuncOf<RedOp::MaxLoc, T> { using type = FuncMaxLoc<T>; };
 
 // dst[i] = Func()(a[i], b[i]) for i < n.  dst may alias a or b exactly
 // (each element is read before it is written, so no restrict qualifiers),

@@ -1,11 +1,7 @@
-// Instantiation unit: the floating-point element types.
+// Instantiation unit: the floating-point element types (type table groups 1, 2).
 #include "coll/host_executor_impl.h"
 
 namespace chorus {
-template Status hostExecuteReduction<Half>(HostChannel &, const CollRequest &);
-template Status hostExecuteReduction<BFloat16>(HostChannel &, const CollRequest &);
-template Status hostExecuteReduction<Fp8E4M3>(HostChannel &, const CollRequest &);
-template Status hostExecuteReduction<Fp8E5M2>(HostChannel &, const CollRequest &);
-template Status hostExecuteReduction<float>(HostChannel &, const CollRequest &);
-template Status hostExecuteReduction<double>(HostChannel &, const CollRequest &);
+template Status hostExecuteGroup<1>(HostChannel &, const CollRequest &);
+template Status hostExecuteGroup<2>(HostChannel &, const CollRequest &);
 }  // namespace chorus

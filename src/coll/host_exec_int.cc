@@ -1,13 +1,7 @@
-// Instantiation unit: the integer element types.
+// Instantiation unit: the integer element types (type table groups 3, 4).
 #include "coll/host_executor_impl.h"
 
 namespace chorus {
-template Status hostExecuteReduction<int8_t>(HostChannel &, const CollRequest &);
-template Status hostExecuteReduction<uint8_t>(HostChannel &, const CollRequest &);
-template Status hostExecuteReduction<int16_t>(HostChannel &, const CollRequest &);
-template Status hostExecuteReduction<uint16_t>(HostChannel &, const CollRequest &);
-template Status hostExecuteReduction<int32_t>(HostChannel &, const CollRequest &);
-template Status hostExecuteReduction<uint32_t>(HostChannel &, const CollRequest &);
-template Status hostExecuteReduction<int64_t>(HostChannel &, const CollRequest &);
-template Status hostExecuteReduction<uint64_t>(HostChannel &, const CollRequest &);
+template Status hostExecuteGroup<3>(HostChannel &, const CollRequest &);
+template Status hostExecuteGroup<4>(HostChannel &, const CollRequest &);
 }  // namespace chorus

@@ -1,5 +1,9 @@
 // Dispatch of a validated request to the algorithm templates.  The copy-only
 // collectives move bytes and need no element type.
+#include <cstdio>
+#include <memory>
+#include <new>
+
 #include "coll/host_executor_impl.h"
 
 namespace chorus {
@@ -37,10 +41,7 @@ Status runCopyCollective(HostChannel &ch, const CollRequest &req) {
   return ch.error;
 }
 
-}  // namespace
-
-Status hostExecute(HostChannel &ch, const CollRequest &req) {
-  if (ch.error != Status::Ok) return Status::Aborted;
+Status runDense(HostChannel &ch, const CollRequest &req) {
   switch (req.coll) {
     case Coll::Bcast:
     case Coll::Allgather:
@@ -50,23 +51,53 @@ Status hostExecute(HostChannel &ch, const CollRequest &req) {
     default:
       break;
   }
-  switch (req.type) {
-    case DataType::Int8: return hostExecuteReduction<int8_t>(ch, req);
-    case DataType::Uint8: return hostExecuteReduction<uint8_t>(ch, req);
-    case DataType::Int16: return hostExecuteReduction<int16_t>(ch, req);
-    case DataType::Uint16: return hostExecuteReduction<uint16_t>(ch, req);
-    case DataType::Int32: return hostExecuteReduction<int32_t>(ch, req);
-    case DataType::Uint32: return hostExecuteReduction<uint32_t>(ch, req);
-    case DataType::Int64: return hostExecuteReduction<int64_t>(ch, req);
-    case DataType::Uint64: return hostExecuteReduction<uint64_t>(ch, req);
-    case DataType::Float16: return hostExecuteReduction<Half>(ch, req);
-    case DataType::BFloat16: return hostExecuteReduction<BFloat16>(ch, req);
-    case DataType::Fp8E4M3: return hostExecuteReduction<Fp8E4M3>(ch, req);
-    case DataType::Fp8E5M2: return hostExecuteReduction<Fp8E5M2>(ch, req);
-    case DataType::Float32: return hostExecuteReduction<float>(ch, req);
-    case DataType::Float64: return hostExecuteReduction<double>(ch, req);
+  switch (typeGroup(req.type)) {
+    case 1: return hostExecuteGroup<1>(ch, req);
+    case 2: return hostExecuteGroup<2>(ch, req);
+    case 3: return hostExecuteGroup<3>(ch, req);
+    case 4: return hostExecuteGroup<4>(ch, req);
+    case 5: return hostExecuteGroup<5>(ch, req);
     default: return Status::InternalError;
   }
+}
+
+// The receive side of a type with gaps: the collective writes whole
+// elements into staging memory, and only their data blocks reach recvbuf.
+// Allocated per call: such types (MPI_DOUBLE_INT, MPI_SHORT_INT...) carry
+// small MINLOC/MAXLOC vectors, not bulk data.
+Status runGapped(HostChannel &ch, const CollRequest &req) {
+  const size_t bytes = receivedBytes(req, ch.rank, ch.nranks);
+  if (bytes == 0) return runDense(ch, req);
+  std::unique_ptr<unsigned char[]> staging(new (std::nothrow) unsigned char[bytes]);
+  if (!staging) {
+    snprintf(ch.errorText, sizeof ch.errorText, "%s: no memory for %zu bytes of staging for a datatype with gaps",
+             ch.coll, bytes);
+    return ch.error = Status::SystemError;
+  }
+  CollRequest staged = req;
+  staged.recvbuf = staging.get();
+  if (req.coll == Coll::Bcast) staged.sendbuf = staging.get();  // a non-root: the buffer is only received
+  const Status s = runDense(ch, staged);
+  if (s == Status::Ok) copyDataBlocks(staging.get(), req.recvbuf, bytes / req.elemSize, req.elemSize, *req.gaps);
+  return s;
+}
+
+}  // namespace
+
+size_t receivedBytes(const CollRequest &req, int rank, int nranks) {
+  const size_t block = req.count * req.elemSize;
+  switch (req.coll) {
+    case Coll::Allreduce: case Coll::ReduceScatter: return block;
+    case Coll::Reduce: return rank == req.root ? block : 0;
+    case Coll::Bcast: return rank == req.root ? 0 : block;
+    case Coll::Allgather: case Coll::Alltoall: return block * size_t(nranks);
+    default: return 0;
+  }
+}
+
+Status hostExecute(HostChannel &ch, const CollRequest &req) {
+  if (ch.error != Status::Ok) return Status::Aborted;
+  return req.gaps ? runGapped(ch, req) : runDense(ch, req);
 }
 
 }  // namespace chorus

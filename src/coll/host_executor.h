@@ -17,12 +17,20 @@ struct CollRequest {
   const void *sendbuf;  // MPI_IN_PLACE already resolved
   void *recvbuf;
   int root;
+  // Non-null when the element type has gaps that the receive buffer's
+  // owner keeps (MPI_DOUBLE_INT...): the executors stage the result.
+  const TypeLayout *gaps = nullptr;
 };
 
 Status hostExecute(HostChannel &ch, const CollRequest &req);
 
-// Per element type, instantiated in host_exec_*.cc to spread compile time.
-template <typename T>
-Status hostExecuteReduction(HostChannel &ch, const CollRequest &req);
+// Bytes this rank's recvbuf receives in `req` (0 when it receives none:
+// a bcast root, a reduce non-root, a barrier).
+size_t receivedBytes(const CollRequest &req, int rank, int nranks);
+
+// The reductions of one group of the type table (coll/type_table.h),
+// instantiated in host_exec_*.cc to spread compile time.
+template <int Group>
+Status hostExecuteGroup(HostChannel &ch, const CollRequest &req);
 
 }  // namespace chorus

@@ -16,6 +16,7 @@
 #include "coll/publish_collectives.h"
 #include "coll/reduce_chain.h"
 #include "coll/reduce_scatter_ring.h"
+#include "coll/type_table.h"
 
 namespace chorus {
 
@@ -66,28 +67,36 @@ Status runReduction(HostChannel &ch, const CollRequest &req) {
   return ch.error;
 }
 
-template <typename T>
-Status hostExecuteReduction(HostChannel &ch, const CollRequest &req) {
+// One element type: its valid ops from the shared op table.
+template <DataType D>
+Status hostExecuteType(HostChannel &ch, const CollRequest &req) {
+  using T = typename TypeOf<D>::type;
   switch (req.op) {
-    case RedOp::Sum: return runReduction<T, FuncSum<T>>(ch, req);
-    case RedOp::Prod: return runReduction<T, FuncProd<T>>(ch, req);
-    case RedOp::Min: return runReduction<T, FuncMin<T>>(ch, req);
-    case RedOp::Max: return runReduction<T, FuncMax<T>>(ch, req);
-    case RedOp::Avg: return runReduction<T, FuncAvg<T>>(ch, req);
-    default: break;
+#define CHORUS_HOST_OP_CASE(O)                                                  \
+  case RedOp::O:                                                                \
+    if constexpr (IsValidTypeOp<D, RedOp::O>::value)                            \
+      return runReduction<T, typename FuncOf<RedOp::O, T>::type>(ch, req);      \
+    else                                                                        \
+      return Status::InternalError; /* the API validated (type, op) already */
+    CHORUS_OP_TABLE(CHORUS_HOST_OP_CASE)
+#undef CHORUS_HOST_OP_CASE
+    default: return Status::InternalError;
   }
-  if constexpr (std::is_integral<T>::value) {
-    switch (req.op) {
-      case RedOp::LAnd: return runReduction<T, FuncLAnd<T>>(ch, req);
-      case RedOp::LOr: return runReduction<T, FuncLOr<T>>(ch, req);
-      case RedOp::LXor: return runReduction<T, FuncLXor<T>>(ch, req);
-      case RedOp::BAnd: return runReduction<T, FuncBAnd<T>>(ch, req);
-      case RedOp::BOr: return runReduction<T, FuncBOr<T>>(ch, req);
-      case RedOp::BXor: return runReduction<T, FuncBXor<T>>(ch, req);
-      default: break;
-    }
+}
+
+template <int Group>
+Status hostExecuteGroup(HostChannel &ch, const CollRequest &req) {
+  switch (req.type) {
+#define CHORUS_HOST_TYPE_CASE(D, T, G)                      \
+  case DataType::D:                                         \
+    if constexpr (G == Group)                               \
+      return hostExecuteType<DataType::D>(ch, req);         \
+    else                                                    \
+      return Status::InternalError;
+    CHORUS_TYPE_TABLE(CHORUS_HOST_TYPE_CASE)
+#undef CHORUS_HOST_TYPE_CASE
+    default: return Status::InternalError;
   }
-  return Status::InternalError;  // the API validated (type, op) already
 }
 
 }  // namespace chorus

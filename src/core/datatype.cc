@@ -1,6 +1,8 @@
 // Sizes, names and the valid (type, op) matrix of Chorus's element types.
 #include "core/datatype.h"
 
+#include <cstring>
+
 namespace chorus {
 
 size_t dataTypeSize(DataType t) {
@@ -23,7 +25,15 @@ size_t dataTypeSize(DataType t) {
     case DataType::Int64:
     case DataType::Uint64:
     case DataType::Float64:
+    case DataType::FloatInt:
+    case DataType::IntInt:
+    case DataType::FloatFloat:
+    case DataType::ShortInt:  // short, 2 bytes of padding, int
       return 8;
+    case DataType::DoubleInt:
+    case DataType::LongInt:
+    case DataType::DoubleDouble:
+      return 16;
     case DataType::Count:
       break;
   }
@@ -46,6 +56,13 @@ const char *dataTypeName(DataType t) {
     case DataType::Fp8E5M2: return "fp8_e5m2";
     case DataType::Float32: return "float32";
     case DataType::Float64: return "float64";
+    case DataType::FloatInt: return "float_int";
+    case DataType::DoubleInt: return "double_int";
+    case DataType::LongInt: return "long_int";
+    case DataType::ShortInt: return "short_int";
+    case DataType::IntInt: return "int_int";
+    case DataType::FloatFloat: return "float_float";
+    case DataType::DoubleDouble: return "double_double";
     case DataType::Bytes: return "bytes";
     case DataType::Count: break;
   }
@@ -65,6 +82,8 @@ const char *redOpName(RedOp op) {
     case RedOp::BAnd: return "band";
     case RedOp::BOr: return "bor";
     case RedOp::BXor: return "bxor";
+    case RedOp::MinLoc: return "minloc";
+    case RedOp::MaxLoc: return "maxloc";
     case RedOp::Count: break;
   }
   return "unknown";
@@ -72,8 +91,17 @@ const char *redOpName(RedOp op) {
 
 bool isValidTypeOp(DataType t, RedOp op) {
   if (t >= DataType::Bytes || op >= RedOp::Count) return false;  // Bytes is never reduced
-  if (isBitwiseOp(op)) return isIntegerType(t);                   // logical and bitwise ops
-  return true;                                                    // sum..avg: every numeric type
+  if (isPairType(t) || isLocOp(op)) return isPairType(t) && isLocOp(op);
+  if (isBitwiseOp(op)) return isIntegerType(t);  // logical and bitwise ops
+  return true;                                   // sum..avg: every numeric type
+}
+
+void copyDataBlocks(const void *from, void *to, size_t count, size_t extent, const TypeLayout &layout) {
+  const char *src = static_cast<const char *>(from);
+  char *dst = static_cast<char *>(to);
+  for (size_t i = 0; i < count; ++i, src += extent, dst += extent)
+    for (int b = 0; b < layout.nblocks; ++b)
+      memcpy(dst + layout.blocks[b].offset, src + layout.blocks[b].offset, layout.blocks[b].length);
 }
 
 }  // namespace chorus

@@ -149,6 +149,19 @@ void describeFailure(const Context &ctx, const CollRequest &req, const DevError 
            e.forData ? "to send data" : "to free a FIFO slot", (unsigned long long)e.target);
 }
 
+// copyDataBlocks (core/datatype.h) on the device, ordered on `stream`: one
+// strided copy per data block.
+Status copyDataBlocksAsync(const void *from, void *to, size_t count, size_t extent, const TypeLayout &layout,
+                           cudaStream_t stream) {
+  for (int b = 0; b < layout.nblocks; ++b) {
+    const TypeLayout::Block &blk = layout.blocks[b];
+    CHORUS_CUDACHECK(cudaMemcpy2DAsync(static_cast<char *>(to) + blk.offset, extent,
+                                       static_cast<const char *>(from) + blk.offset, extent, blk.length, count,
+                                       cudaMemcpyDeviceToDevice, stream));
+  }
+  return Status::Ok;
+}
+
 }  // namespace
 
 void cudaStateFree(CudaState *st) {
@@ -200,7 +213,9 @@ Status cudaExecute(Context &ctx, const CollRequest &req, CUstream_st *streamArg,
   lr.coll = req.coll;
   lr.type = bytesOnly ? DataType::Bytes : req.type;
   lr.op = req.op;
-  lr.proto = pickProto(bytes);
+  // An LL line carries 8 data bytes; wider elements (16-byte MINLOC pairs)
+  // have Simple kernels only (kernel_table.h).
+  lr.proto = elemSize > 8 ? Proto::Simple : pickProto(bytes);
   const bool split = req.coll == Coll::Allreduce || req.coll == Coll::Reduce || req.coll == Coll::Bcast;
   const size_t capacity = lr.proto == Proto::LL ? st.slotBytes / 2 : st.slotBytes;
   // One channel per slot's worth of data, up to the maximum.
@@ -213,6 +228,20 @@ Status cudaExecute(Context &ctx, const CollRequest &req, CUstream_st *streamArg,
   DevCollArgs &a = lr.args;
   a.sendbuf = req.sendbuf;
   a.recvbuf = req.recvbuf;
+  // A type with gaps (MPI_DOUBLE_INT...): the kernel writes whole elements
+  // into stream-ordered staging; only the data blocks reach recvbuf.
+  const size_t stagedBytes = req.gaps ? receivedBytes(req, ctx.rank, ctx.nranks) : 0;
+  void *staging = nullptr;
+  if (stagedBytes) {
+    cudaError_t e = cudaMallocAsync(&staging, stagedBytes, stream);
+    if (e != cudaSuccess) {
+      snprintf(errText, errLen, "no device memory for %zu bytes of staging for a datatype with gaps: %s", stagedBytes,
+               cudaGetErrorString(e));
+      return Status::CudaError;
+    }
+    a.recvbuf = staging;
+    if (req.coll == Coll::Bcast) a.sendbuf = staging;  // a non-root only receives
+  }
   a.count = count;
   a.sliceElems = capacity / elemSize;
   a.slotBytes = st.slotBytes;
@@ -243,6 +272,11 @@ Status cudaExecute(Context &ctx, const CollRequest &req, CUstream_st *streamArg,
   if (!capturing && st.launched && st.lastStream != stream)
     CHORUS_CUDACHECK(cudaStreamWaitEvent(stream, st.lastLaunch, 0));
   Status s = launchCollective(lr, stream);
+  if (stagedBytes) {
+    if (s == Status::Ok) s = copyDataBlocksAsync(staging, req.recvbuf, stagedBytes / req.elemSize, req.elemSize,
+                                                 *req.gaps, stream);
+    cudaFreeAsync(staging, stream);
+  }
   if (s == Status::Ok && !capturing) {
     CHORUS_CUDACHECK(cudaEventRecord(st.lastLaunch, stream));
     st.lastStream = stream;

@@ -1,34 +1,18 @@
-// THE instantiation table of the CUDA kernels, shared by the launchers
-// (kernels.cu) and the kernel groups (kernels_<group>.cu).
+// The CUDA side of the instantiation table (coll/type_table.h, shared with
+// the host executor), used by the launchers (kernels.cu) and the kernel
+// groups (kernels_<group>.cu).
 //
 // A kernel exists per (collective, element type, op, protocol); the
 // algorithm (ring, tree, direct, chain...) is chosen at run time inside it.
-// Rows: X(DataType enumerator, C++ type, group).  Group 0 holds the
-// copy-only collectives (bytes); groups 1-4 split the reductions so that
-// `make -j` builds them in parallel.  Ops: every RedOp, filtered per type by
-// kernelEnabled() (MPI's rules, and the developer build's short list).
+// Group 0 holds the copy-only collectives (bytes); groups 1-5 the
+// reductions.  Ops: every RedOp, filtered per type by kernelEnabled()
+// (MPI's rules, and the developer build's short list).  Elements wider than
+// 8 bytes (the 16-byte pairs) have Simple kernels only: an LL line carries
+// 8 bytes, and the functor needs a whole element (cuda_executor.cc picks
+// Simple for them).
 #pragma once
 
-#include "coll/functors.h"
-
-#define CHORUS_CUDA_TYPE_TABLE(X) \
-  X(Float32, float, 1)            \
-  X(Float64, double, 1)           \
-  X(Float16, Half, 2)             \
-  X(BFloat16, BFloat16, 2)        \
-  X(Fp8E4M3, Fp8E4M3, 2)          \
-  X(Fp8E5M2, Fp8E5M2, 2)          \
-  X(Int8, int8_t, 3)              \
-  X(Uint8, uint8_t, 3)            \
-  X(Int16, int16_t, 3)            \
-  X(Uint16, uint16_t, 3)          \
-  X(Int32, int32_t, 4)            \
-  X(Uint32, uint32_t, 4)          \
-  X(Int64, int64_t, 4)            \
-  X(Uint64, uint64_t, 4)
-
-#define CHORUS_CUDA_OP_TABLE(X) \
-  X(Sum) X(Prod) X(Min) X(Max) X(Avg) X(LAnd) X(LOr) X(LXor) X(BAnd) X(BOr) X(BXor)
+#include "coll/type_table.h"
 
 namespace chorus {
 
@@ -36,7 +20,9 @@ namespace chorus {
 // (two's-complement wrap-around sums and products, logical and bitwise
 // ops): signed integers run the unsigned kernel, which halves the integer
 // instantiations.  Min, Max and Avg differ and keep their own kernels.
-constexpr bool signAgnostic(RedOp o) { return o != RedOp::Min && o != RedOp::Max && o != RedOp::Avg; }
+constexpr bool signAgnostic(RedOp o) {
+  return o != RedOp::Min && o != RedOp::Max && o != RedOp::Avg && o != RedOp::MinLoc && o != RedOp::MaxLoc;
+}
 constexpr bool isSignedInteger(DataType d) {
   return d == DataType::Int8 || d == DataType::Int16 || d == DataType::Int32 || d == DataType::Int64;
 }

@@ -13,7 +13,7 @@ Status launchCollective(const LaunchRequest &reqIn, cudaStream_t stream) {
   switch (req.type) {
 #define CHORUS_TYPE_CASE(D, T, G) \
   case DataType::D: return launchKernelGroup<G>(req, stream);
-    CHORUS_CUDA_TYPE_TABLE(CHORUS_TYPE_CASE)
+    CHORUS_TYPE_TABLE(CHORUS_TYPE_CASE)
 #undef CHORUS_TYPE_CASE
     default: return Status::InternalError;
   }

@@ -31,5 +31,6 @@ template <> Status launchKernelGroup<1>(const LaunchRequest &, cudaStream_t);  /
 template <> Status launchKernelGroup<2>(const LaunchRequest &, cudaStream_t);  // half, bf16, fp8
 template <> Status launchKernelGroup<3>(const LaunchRequest &, cudaStream_t);  // 8/16-bit integers
 template <> Status launchKernelGroup<4>(const LaunchRequest &, cudaStream_t);  // 32/64-bit integers
+template <> Status launchKernelGroup<5>(const LaunchRequest &, cudaStream_t);  // MINLOC/MAXLOC pairs
 
 }  // namespace chorus

@@ -38,6 +38,7 @@ __device__ CollArgs channelArgs(const DevCollArgs &d) {
   a.nranks = d.nranks;
   a.sliceElems = d.sliceElems;
   if (d.splitChannels && d.nchannels > 1) {
+    static_assert(sizeof(T) <= 16 && 16 % sizeof(T) == 0, "channel pieces are whole 16-byte vectors");
     constexpr size_t kAlign = 16 / sizeof(T);
     const size_t per = divUp(divUp(d.count, size_t(d.nchannels)), kAlign) * kAlign;
     const size_t off = minSize(size_t(blockIdx.x) * per, d.count);
@@ -102,10 +103,16 @@ namespace kernel_detail {
 
 template <Coll C, typename T, typename Func>
 Status launch(const LaunchRequest &req, cudaStream_t stream) {
-  if (req.proto == Proto::LL)
-    collKernel<C, T, Func, int(Proto::LL)><<<req.nblocks, kCudaThreads, 0, stream>>>(req.args);
-  else
-    collKernel<C, T, Func, int(Proto::Simple)><<<req.nblocks, kCudaThreads, 0, stream>>>(req.args);
+  if constexpr (sizeof(T) <= 8) {
+    if (req.proto == Proto::LL) {
+      collKernel<C, T, Func, int(Proto::LL)><<<req.nblocks, kCudaThreads, 0, stream>>>(req.args);
+      CHORUS_CUDACHECK(cudaGetLastError());
+      return Status::Ok;
+    }
+  } else {
+    if (req.proto == Proto::LL) return Status::InternalError;  // kernel_table.h: Simple only
+  }
+  collKernel<C, T, Func, int(Proto::Simple)><<<req.nblocks, kCudaThreads, 0, stream>>>(req.args);
   CHORUS_CUDACHECK(cudaGetLastError());
   return Status::Ok;
 }
@@ -129,7 +136,7 @@ Status launchType(const LaunchRequest &req, cudaStream_t stream) {
       return launchReduction<T, typename FuncOf<RedOp::O, T>::type>(req, stream);             \
     else                                                                                      \
       return Status::Unsupported;
-    CHORUS_CUDA_OP_TABLE(CHORUS_OP_CASE)
+    CHORUS_OP_TABLE(CHORUS_OP_CASE)
 #undef CHORUS_OP_CASE
     default: return Status::InternalError;
   }
@@ -160,7 +167,7 @@ Status launchKernelGroup<CHORUS_CUDA_GROUP>(const LaunchRequest &req, cudaStream
       return kernel_detail::launchType<DataType::D, T>(req, stream);            \
     else                                                                        \
       return Status::InternalError;
-    CHORUS_CUDA_TYPE_TABLE(CHORUS_TYPE_CASE)
+    CHORUS_TYPE_TABLE(CHORUS_TYPE_CASE)
 #undef CHORUS_TYPE_CASE
     default: return Status::InternalError;
   }

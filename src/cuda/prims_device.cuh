@@ -32,7 +32,8 @@ namespace devprims {
 // behind the cache's back).
 template <typename T>
 __device__ __forceinline__ T loadElem(const T *p) {
-  static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "element size");
+  static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16,
+                "element size");
   T v;
   if constexpr (sizeof(T) == 1) {
     uint8_t b = *reinterpret_cast<const volatile uint8_t *>(p);
@@ -43,9 +44,12 @@ __device__ __forceinline__ T loadElem(const T *p) {
   } else if constexpr (sizeof(T) == 4) {
     uint32_t b = __ldcv(reinterpret_cast<const unsigned int *>(p));
     memcpy(&v, &b, 4);
-  } else {
+  } else if constexpr (sizeof(T) == 8) {
     unsigned long long b = __ldcv(reinterpret_cast<const unsigned long long *>(p));
     memcpy(&v, &b, 8);
+  } else {  // the 16-byte MINLOC/MAXLOC pairs, 16-byte aligned like the C struct with a double or long
+    uint4 b = __ldcv(reinterpret_cast<const uint4 *>(p));
+    memcpy(&v, &b, 16);
   }
   return v;
 }
@@ -316,11 +320,15 @@ class DevicePrims {
     __syncthreads();
     if (*reinterpret_cast<volatile int *>(sPending_)) return fail();
 
-    if (ll) {
+    if constexpr (sizeof(T) > 8) {
+      // No LL kernel is built for elements wider than an LL line's 8 data
+      // bytes (kernel_table.h), so `ll` is false here.
+    } else if (ll) {
       moveLL(src, dst, n, flags, doRecv, doSend);
       __syncthreads();
       if (*reinterpret_cast<volatile int *>(sPending_)) return fail();
-    } else {
+    }
+    if (!ll) {
       const T *in[kMaxIn];
       int nin = 0;
       for (int i = 0; doRecv && i < nrecv_; ++i) {

@@ -8,7 +8,9 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <cstddef>
 #include <cstring>
+#include <algorithm>
 #include <limits>
 #include <random>
 #include <set>
@@ -103,9 +105,30 @@ std::vector<T> lowpSamples() {
   return s;
 }
 
+// {value, index} pairs: few values so that ties are common (signed zeros
+// among them), indices of both orders.
+template <typename T>
+std::vector<T> pairSamples() {
+  using V = decltype(T::value);
+  using I = decltype(T::index);
+  std::vector<T> s;
+  const V values[] = {V(0), V(-0.0), V(1), V(-1), V(3), std::numeric_limits<V>::max(), std::numeric_limits<V>::lowest()};
+  const I indices[] = {I(0), I(1), I(2), I(-5), std::numeric_limits<I>::max()};
+  for (V v : values)
+    for (I i : indices) {
+      T p;
+      std::memset(&p, 0x5A, sizeof p);  // padding with something other than zeros
+      p.value = v;
+      p.index = i;
+      s.push_back(p);
+    }
+  return s;
+}
+
 template <typename T>
 std::vector<T> samples() {
-  if constexpr (std::is_integral<T>::value) return integerSamples<T>();
+  if constexpr (IsLocPair<T>::value) return pairSamples<T>();
+  else if constexpr (std::is_integral<T>::value) return integerSamples<T>();
   else if constexpr (kIsLowp<T>) return lowpSamples<T>();
   else return floatSamples<T>();
 }
@@ -188,16 +211,31 @@ T refLowpOp(RedOp op, T a, T b) {
   return T{};
 }
 
+// MPI's definition (MPI-3.1 5.9.4), with the running result `a` first: the
+// smaller (MINLOC) or larger (MAXLOC) value, on a tie a's value with the
+// smaller index.
+template <typename T>
+T refLocOp(RedOp op, T a, T b) {
+  const bool bWins = op == RedOp::MinLoc ? b.value < a.value : a.value < b.value;
+  const bool tie = !(a.value < b.value) && !(b.value < a.value);
+  T r = bWins ? b : a;
+  if (tie) r.index = std::min(a.index, b.index);
+  return r;
+}
+
 template <typename T>
 T refOp(RedOp op, T a, T b) {
-  if constexpr (std::is_integral<T>::value) return refIntegerOp(op, a, b);
+  if constexpr (IsLocPair<T>::value) return refLocOp(op, a, b);
+  else if constexpr (std::is_integral<T>::value) return refIntegerOp(op, a, b);
   else if constexpr (kIsLowp<T>) return refLowpOp(op, a, b);
   else return refFloatOp(op, a, b);
 }
 
 template <typename T>
 bool sameValue(T got, T want) {
-  if constexpr (std::is_integral<T>::value) return got == want;
+  if constexpr (IsLocPair<T>::value)  // the fields bit for bit; padding carries nothing
+    return std::memcmp(&got.value, &want.value, sizeof got.value) == 0 && got.index == want.index;
+  else if constexpr (std::is_integral<T>::value) return got == want;
   else if constexpr (kIsLowp<T>) return got.bits == want.bits || (isNanBits<T>(got.bits) && isNanBits<T>(want.bits));
   else return sameFloating(got, want);
 }
@@ -205,7 +243,8 @@ bool sameValue(T got, T want) {
 template <typename T>
 std::string show(T v) {
   std::ostringstream os;
-  if constexpr (std::is_integral<T>::value) os << int64_t(v) << (std::is_signed<T>::value ? "" : "u");
+  if constexpr (IsLocPair<T>::value) os << "{" << std::hexfloat << double(v.value) << ", " << std::defaultfloat << double(v.index) << "}";
+  else if constexpr (std::is_integral<T>::value) os << int64_t(v) << (std::is_signed<T>::value ? "" : "u");
   else if constexpr (kIsLowp<T>) os << "0x" << std::hex << unsigned(v.bits) << std::dec << " (" << toFloat(v) << ")";
   else os << std::hexfloat << v;
   return os.str();
@@ -333,8 +372,8 @@ BOOST_AUTO_TEST_SUITE(functors)
 BOOST_AUTO_TEST_CASE(every_valid_type_op_pair_matches_reference) {
   MatrixReport report;
   checkAllTypes(report, std::make_index_sequence<size_t(DataType::Count)>());
-  // 8 integer types x 11 ops + 6 floating types x 5 numeric ops.
-  BOOST_TEST(report.validPairs == 8 * 11 + 6 * 5);
+  // 8 integer types x 11 ops + 6 floating types x 5 numeric ops + 7 pair types x 2 loc ops.
+  BOOST_TEST(report.validPairs == 8 * 11 + 6 * 5 + 7 * 2);
   BOOST_TEST(report.checkedPairs == report.validPairs);
   BOOST_TEST(report.seen.size() == size_t(DataType::Count) * size_t(kNumRedOps));
   BOOST_TEST_MESSAGE(report.checkedPairs << " (type, op) pairs, " << report.checkedValues << " results checked");
@@ -346,8 +385,10 @@ BOOST_AUTO_TEST_CASE(invalid_pairs_are_refused) {
       DataType type = DataType(t);
       RedOp op = RedOp(o);
       bool integer = type <= DataType::Uint64;
+      bool pair = type >= DataType::FloatInt && type <= DataType::DoubleDouble;
       bool numericOp = op <= RedOp::Avg;
-      bool expected = type != DataType::Bytes && (numericOp || integer);
+      bool locOp = op == RedOp::MinLoc || op == RedOp::MaxLoc;
+      bool expected = type != DataType::Bytes && (pair ? locOp : !locOp && (numericOp || integer));
       BOOST_TEST(isValidTypeOp(type, op) == expected, dataTypeName(type) << "/" << redOpName(op));
     }
   BOOST_TEST(!isValidTypeOp(DataType::Float32, RedOp::BAnd));
@@ -359,17 +400,23 @@ BOOST_AUTO_TEST_CASE(invalid_pairs_are_refused) {
   BOOST_TEST(!isValidTypeOp(DataType::Int32, RedOp::Count));
   BOOST_TEST(isValidTypeOp(DataType::Int8, RedOp::BXor));
   BOOST_TEST(isValidTypeOp(DataType::BFloat16, RedOp::Avg));
+  BOOST_TEST(isValidTypeOp(DataType::DoubleInt, RedOp::MinLoc));
+  BOOST_TEST(!isValidTypeOp(DataType::DoubleInt, RedOp::Min));
+  BOOST_TEST(!isValidTypeOp(DataType::Float64, RedOp::MaxLoc));
+  BOOST_TEST(!isValidTypeOp(DataType::Bytes, RedOp::MinLoc));
 }
 
 BOOST_AUTO_TEST_CASE(names_and_sizes) {
   const char *types[] = {"int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
-                         "float16", "bfloat16", "fp8_e4m3", "fp8_e5m2", "float32", "float64", "bytes"};
-  const size_t sizes[] = {1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 1, 1, 4, 8, 1};
+                         "float16", "bfloat16", "fp8_e4m3", "fp8_e5m2", "float32", "float64",
+                         "float_int", "double_int", "long_int", "short_int", "int_int", "float_float",
+                         "double_double", "bytes"};
+  const size_t sizes[] = {1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 1, 1, 4, 8, 8, 16, 16, 8, 8, 8, 16, 1};
   for (int t = 0; t < int(DataType::Count); ++t) {
     BOOST_TEST(dataTypeName(DataType(t)) == std::string(types[t]));
     BOOST_TEST(dataTypeSize(DataType(t)) == sizes[t]);
   }
-  const char *ops[] = {"sum", "prod", "min", "max", "avg", "land", "lor", "lxor", "band", "bor", "bxor"};
+  const char *ops[] = {"sum", "prod", "min", "max", "avg", "land", "lor", "lxor", "band", "bor", "bxor", "minloc", "maxloc"};
   for (int o = 0; o < kNumRedOps; ++o) BOOST_TEST(redOpName(RedOp(o)) == std::string(ops[o]));
   BOOST_TEST(dataTypeName(DataType::Count) == std::string("unknown"));
   BOOST_TEST(redOpName(RedOp::Count) == std::string("unknown"));
@@ -459,6 +506,32 @@ BOOST_AUTO_TEST_CASE(min_max_nan_order) {
   BOOST_TEST(!std::signbit(FuncMin<float>()(0.0f, -0.0f)));  // equal: the first operand
   BOOST_TEST(FuncMin<Half>()(Half{0x3C00}, Half{0xC000}).bits == 0xC000u);
   BOOST_TEST(FuncMax<Fp8E4M3>()(Fp8E4M3{0x38}, Fp8E4M3{0x7E}).bits == 0x7Eu);
+}
+
+// MPI's C structs, whose layout MPI describes (MPI_DOUBLE_INT: 12 data
+// bytes in 16, MPI_SHORT_INT: a 2-byte hole after the short).
+BOOST_AUTO_TEST_CASE(loc_pairs_have_mpi_struct_layout) {
+  struct CDoubleInt { double v; int k; };
+  struct CShortInt { short v; int k; };
+  struct CLongInt { long v; int k; };
+  BOOST_TEST(sizeof(DoubleIntPair) == sizeof(CDoubleInt));
+  BOOST_TEST(offsetof(DoubleIntPair, index) == offsetof(CDoubleInt, k));
+  BOOST_TEST(sizeof(ShortIntPair) == sizeof(CShortInt));
+  BOOST_TEST(offsetof(ShortIntPair, index) == offsetof(CShortInt, k));
+  BOOST_TEST(sizeof(LongIntPair) == sizeof(CLongInt));
+  BOOST_TEST(sizeof(FloatIntPair) == 8u);
+  BOOST_TEST(sizeof(DoubleDoublePair) == 16u);
+}
+
+BOOST_AUTO_TEST_CASE(loc_ties_take_the_lowest_index) {
+  const DoubleIntPair a{2.0, 7}, b{2.0, 3}, c{1.0, 9};
+  BOOST_TEST(FuncMinLoc<DoubleIntPair>()(a, b).index == 3);
+  BOOST_TEST(FuncMinLoc<DoubleIntPair>()(b, a).index == 3);
+  BOOST_TEST(FuncMaxLoc<DoubleIntPair>()(a, b).index == 3);
+  BOOST_TEST(FuncMinLoc<DoubleIntPair>()(a, c).index == 9);
+  BOOST_TEST(FuncMaxLoc<DoubleIntPair>()(c, a).index == 7);
+  const FloatFloatPair x{5.0f, 2.0f}, y{5.0f, -1.0f};  // Fortran's 2REAL: the index is a real
+  BOOST_TEST(FuncMaxLoc<FloatFloatPair>()(x, y).index == -1.0f);
 }
 
 BOOST_AUTO_TEST_CASE(reduce_into_handles_aliasing) {
