@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "api/predefined_types.h"
 #include "chorus.h"
 #include "core/params.h"
 
@@ -22,11 +23,12 @@ constexpr int kWidth = 78;  // wrap help text to this many columns
 
 void usage(FILE *out) {
   fprintf(out,
-          "Usage: chorus_info [-h] [-s] [-t]\n"
+          "Usage: chorus_info [-h] [-s] [-t] [-d]\n"
           "Print the Chorus version, build configuration, CHORUS_* settings and node\n"
           "topology.  Runs without mpirun.\n"
           "  -s  settings only\n"
           "  -t  topology only\n"
+          "  -d  datatypes only: what each predefined MPI type does in Chorus\n"
           "  -h  this help\n");
 }
 
@@ -165,10 +167,57 @@ void printTopology() {
   hwloc_topology_destroy(topo);
 }
 
+// What Chorus does with each predefined type, asked of the library itself:
+// each collective is tried on MPI_COMM_SELF with one element, and an
+// accepted call is one Chorus runs (a refused one returns its error).
+void printDatatypes() {
+  printf("#\n# Datatypes (predefined MPI-3.1 types in this MPI; every call tried on MPI_COMM_SELF)\n");
+  printf("#   %-28s %5s %6s  %-12s %s\n", "type", "size", "extent", "moved by", "reduced with");
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  const struct { MPI_Op op; const char *name; } ops[] = {
+      {MPI_SUM, "SUM"},   {MPI_PROD, "PROD"}, {MPI_MIN, "MIN"},       {MPI_MAX, "MAX"},
+      {MPI_LAND, "LAND"}, {MPI_LOR, "LOR"},   {MPI_LXOR, "LXOR"},     {MPI_BAND, "BAND"},
+      {MPI_BOR, "BOR"},   {MPI_BXOR, "BXOR"}, {MPI_MINLOC, "MINLOC"}, {MPI_MAXLOC, "MAXLOC"},
+      {MPIX_GPU_AVG, "AVG"}};
+  struct Named {
+    const char *name;
+    MPI_Datatype type;
+  };
+  const Named types[] = {
+#define CHORUS_NAMED_TYPE(t) {#t, t},
+      CHORUS_MPI_PREDEFINED_TYPES(CHORUS_NAMED_TYPE)
+#undef CHORUS_NAMED_TYPE
+      {"MPIX_GPU_FLOAT16", MPIX_GPU_FLOAT16}, {"MPIX_GPU_BFLOAT16", MPIX_GPU_BFLOAT16},
+      {"MPIX_GPU_FP8_E4M3", MPIX_GPU_FP8_E4M3}, {"MPIX_GPU_FP8_E5M2", MPIX_GPU_FP8_E5M2}};
+  alignas(64) unsigned char send[256], recv[256];
+  memset(send, 0, sizeof send);
+  for (const Named &t : types) {
+    if (t.type == MPI_DATATYPE_NULL) {
+      printf("    %-28s (MPI_DATATYPE_NULL in this MPI: refused)\n", t.name);
+      continue;
+    }
+    int size = 0;
+    MPI_Aint lb = 0, extent = 0;
+    MPI_Type_size(t.type, &size);
+    MPI_Type_get_extent(t.type, &lb, &extent);
+    const bool moved = MPIX_Bcast_gpu(recv, 1, t.type, 0, MPI_COMM_SELF) == MPI_SUCCESS &&
+                       MPIX_Allgather_gpu(send, 1, t.type, recv, 1, t.type, MPI_COMM_SELF) == MPI_SUCCESS &&
+                       MPIX_Alltoall_gpu(send, 1, t.type, recv, 1, t.type, MPI_COMM_SELF) == MPI_SUCCESS;
+    std::string reduced;
+    for (const auto &o : ops)
+      if (MPIX_Allreduce_gpu(send, recv, 1, t.type, o.op, MPI_COMM_SELF) == MPI_SUCCESS)
+        reduced += std::string(reduced.empty() ? "" : " ") + o.name;
+    const char *how = !moved ? "refused" : size == extent ? "all bytes" : "data only";
+    printf("    %-28s %5d %6ld  %-12s %s\n", t.name, size, (long)extent, how,
+           reduced.empty() ? "-" : reduced.c_str());
+  }
+  printf("#   \"data only\": the gaps between an element's fields are left as they were, as MPI does.\n");
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
-  bool onlySettings = false, onlyTopology = false;
+  bool onlySettings = false, onlyTopology = false, onlyTypes = false;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       usage(stdout);
@@ -177,19 +226,22 @@ int main(int argc, char **argv) {
       onlySettings = true;
     } else if (!strcmp(argv[i], "-t")) {
       onlyTopology = true;
+    } else if (!strcmp(argv[i], "-d")) {
+      onlyTypes = true;
     } else {
       fprintf(stderr, "chorus_info: unknown option '%s'\n", argv[i]);
       usage(stderr);
       return 2;
     }
   }
-  bool all = !onlySettings && !onlyTopology;
-  bool build = all, settings = all || onlySettings, topology = all || onlyTopology;
+  bool all = !onlySettings && !onlyTopology && !onlyTypes;
+  bool build = all, settings = all || onlySettings, topology = all || onlyTopology, types = all || onlyTypes;
   // A singleton MPI process when started without mpirun.
   MPI_Init(&argc, &argv);
   if (build) printBuild();
   if (settings) printSettings();
   if (topology) printTopology();
+  if (types) printDatatypes();
   MPI_Finalize();
   return 0;
 }

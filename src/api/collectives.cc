@@ -92,8 +92,9 @@ CollRequest request(Coll coll, const TypeMapping &type, RedOp op, MPI_Count coun
   r.algo = Algo::Ring;
   r.type = type.type;
   r.op = op;
-  r.count = size_t(count);
-  r.elemSize = type.size;
+  // A complex sum runs on the parts: twice the elements, each half the size.
+  r.count = size_t(count) * size_t(type.components);
+  r.elemSize = type.size / size_t(type.components);
   r.sendbuf = sendbuf;
   r.recvbuf = recvbuf;
   r.root = root;

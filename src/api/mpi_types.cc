@@ -248,11 +248,18 @@ DataType pairTypeOf(MPI_Datatype dt, size_t extent, const TypeLayout *gaps) {
 }
 
 // Integer types MPI reduces but the hot table leaves out (Fortran's sized
-// integers), and the logical types, which take the logical ops only.
+// integers), the logical types, which take the logical ops only, and the
+// complex types whose parts are float or double (MPI_SUM only).
 void reducibleAs(MPI_Datatype dt, size_t extent, TypeMapping *m) {
   const MPI_Datatype integers[] = {MPI_INTEGER1, MPI_INTEGER2, MPI_INTEGER4, MPI_INTEGER8};
   for (MPI_Datatype t : integers)
     if (t != MPI_DATATYPE_NULL && dt == t) m->type = integerType(int(extent), true);
+  const MPI_Datatype complexes[] = {MPI_C_COMPLEX,     MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX,
+                                    MPI_CXX_FLOAT_COMPLEX, MPI_CXX_DOUBLE_COMPLEX, MPI_COMPLEX,
+                                    MPI_DOUBLE_COMPLEX, MPI_COMPLEX8,        MPI_COMPLEX16};
+  for (MPI_Datatype t : complexes)
+    if (t != MPI_DATATYPE_NULL && dt == t && (extent == 8 || extent == 16))
+      m->complexPart = extent == 8 ? DataType::Float32 : DataType::Float64;
   const MPI_Datatype logicals[] = {MPI_C_BOOL, MPI_CXX_BOOL, MPI_LOGICAL};
   for (MPI_Datatype t : logicals)
     if (t != MPI_DATATYPE_NULL && dt == t) {

@@ -16,6 +16,10 @@ struct TypeMapping {
   const TypeLayout *gaps = nullptr;
   // MPI_C_BOOL, MPI_CXX_BOOL, MPI_LOGICAL: reduced by the logical ops only.
   bool logicalOnly = false;
+  // Complex types: the float type of each part (Bytes otherwise).  A complex
+  // MPI_SUM is two independent sums, so it runs as 2 x count parts.
+  DataType complexPart = DataType::Bytes;
+  int components = 1;  // elements of `type` per MPI element (2 for a complex sum)
 };
 
 // False (with `why` set) for MPI_DATATYPE_NULL, derived types, and

@@ -95,6 +95,10 @@ bool ApiCall::checkReduction(MPI_Datatype dt, MPI_Op op, TypeMapping *type, RedO
   if (type->type == DataType::Bytes && type->size == 1 && dt == MPI_BYTE &&
       (*redop == RedOp::BAnd || *redop == RedOp::BOr || *redop == RedOp::BXor))
     type->type = DataType::Uint8;
+  if (type->complexPart != DataType::Bytes && *redop == RedOp::Sum) {
+    type->type = type->complexPart;
+    type->components = 2;
+  }
   if (isLocOp(*redop) && !isPairType(type->type)) {
     fail(ErrorClass::Argument, "op = %s is not defined on datatype = %s (it takes MPI_2INT, MPI_FLOAT_INT, "
          "MPI_DOUBLE_INT, MPI_LONG_INT, MPI_SHORT_INT, MPI_2REAL, MPI_2DOUBLE_PRECISION, MPI_2INTEGER)",
@@ -103,7 +107,7 @@ bool ApiCall::checkReduction(MPI_Datatype dt, MPI_Op op, TypeMapping *type, RedO
   }
   if (type->type == DataType::Bytes) {
     fail(ErrorClass::Argument, "datatype = %s cannot be reduced (op = %s); reductions take integer and "
-         "floating-point types, and the MINLOC/MAXLOC pair types", datatypeLabel(dt).c_str(),
+         "floating-point types, complex ones (MPI_SUM), and the MINLOC/MAXLOC pairs", datatypeLabel(dt).c_str(),
          opLabel(op).c_str());
     return false;
   }

@@ -145,6 +145,7 @@ program test_fortran
   call check_scalars()
   call check_errors()
   call test_legacy(failures)
+  call test_loc_pairs(failures)
 
   call MPIX_Barrier_gpu(MPI_COMM_WORLD, ierr)
   call expect_success(ierr, 'MPIX_Barrier_gpu')
@@ -324,3 +325,67 @@ contains
   end subroutine legacy_check
 
 end subroutine test_legacy
+
+! MPI_MINLOC / MPI_MAXLOC on Fortran's pair types (MPI_2REAL,
+! MPI_2DOUBLE_PRECISION, MPI_2INTEGER: (value, index) in consecutive
+! elements), allreduce and reduce_scatter_block, against MPI's own on the
+! same data; values repeat across ranks so ties (lowest index wins) happen.
+subroutine test_loc_pairs(nfail)
+  use mpi_f08
+  use chorus
+  implicit none
+  integer, intent(inout) :: nfail
+  integer, parameter :: n = 37
+  integer :: rank, nranks, ierr, i, k
+  real :: r(2, n), rgot(2, n), rwant(2, n)
+  double precision :: d(2, n), dgot(2, n), dwant(2, n)
+  integer :: m(2, n), mgot(2, n), mwant(2, n)
+  integer, allocatable :: ms(:, :)
+  type(MPI_Op) :: ops(2)
+
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank)
+  call MPI_Comm_size(MPI_COMM_WORLD, nranks)
+  ops = [MPI_MINLOC, MPI_MAXLOC]
+  do i = 1, n
+    m(1, i) = mod(i * 7 + rank * 3, 4)
+    m(2, i) = mod(i * 13 + rank * 5, 11) - 5
+  end do
+  r = real(m)
+  d = dble(m)
+  do k = 1, 2
+    rgot = -99
+    call MPIX_Allreduce_gpu(r, rgot, n, MPI_2REAL, ops(k), MPI_COMM_WORLD, ierr)
+    call MPI_Allreduce(r, rwant, n, MPI_2REAL, ops(k), MPI_COMM_WORLD)
+    call loc_check(ierr == MPI_SUCCESS .and. all(rgot == rwant), 'MPI_2REAL allreduce', k)
+    dgot = -99
+    call MPIX_Allreduce_gpu(d, dgot, n, MPI_2DOUBLE_PRECISION, ops(k), MPI_COMM_WORLD, ierr)
+    call MPI_Allreduce(d, dwant, n, MPI_2DOUBLE_PRECISION, ops(k), MPI_COMM_WORLD)
+    call loc_check(ierr == MPI_SUCCESS .and. all(dgot == dwant), 'MPI_2DOUBLE_PRECISION allreduce', k)
+    mgot = m
+    call MPIX_Allreduce_gpu(MPI_IN_PLACE, mgot, n, MPI_2INTEGER, ops(k), MPI_COMM_WORLD, ierr)
+    call MPI_Allreduce(m, mwant, n, MPI_2INTEGER, ops(k), MPI_COMM_WORLD)
+    call loc_check(ierr == MPI_SUCCESS .and. all(mgot == mwant), 'MPI_2INTEGER allreduce in place', k)
+    allocate (ms(2, 3 * nranks))
+    do i = 1, 3 * nranks
+      ms(:, i) = [mod(i + rank, 3), mod(i * 5 + rank, 7)]
+    end do
+    mgot(:, 1:3) = -99
+    call MPIX_Reduce_scatter_block_gpu(ms, mgot, 3, MPI_2INTEGER, ops(k), MPI_COMM_WORLD, ierr)
+    call MPI_Reduce_scatter_block(ms, mwant, 3, MPI_2INTEGER, ops(k), MPI_COMM_WORLD)
+    call loc_check(ierr == MPI_SUCCESS .and. all(mgot(:, 1:3) == mwant(:, 1:3)), &
+        'MPI_2INTEGER reduce_scatter_block', k)
+    deallocate (ms)
+  end do
+
+contains
+
+  subroutine loc_check(ok, what, k)
+    logical, intent(in) :: ok
+    character(len=*), intent(in) :: what
+    integer, intent(in) :: k
+    if (ok) return
+    nfail = nfail + 1
+    write (*, '("rank ", i0, ": FAIL ", a, " with ", a)') rank, what, merge('MPI_MINLOC', 'MPI_MAXLOC', k == 1)
+  end subroutine loc_check
+
+end subroutine test_loc_pairs

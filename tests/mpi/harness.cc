@@ -109,6 +109,7 @@ static void fillInt(void *buf, size_t n, Gen gen, uint64_t seed, int rank, int n
       case Gen::Copy:
       case Gen::MinMax:
       case Gen::Bitwise:
+      case Gen::Loc:  // (never for a plain integer)
         break;
       case Gen::Sum:
         if (kSigned && sizeof(T) >= 4)
@@ -240,6 +241,63 @@ static void fillBytes(void *buf, size_t n, Gen, uint64_t seed, int rank, int, si
   for (size_t i = 0; i < n; ++i) p[i] = static_cast<unsigned char>(elemHash(seed, rank, first + i));
 }
 
+// MPI's pair types, declared here as the C structs MPI-3.1 describes them
+// (independently of Chorus's own LocPair).  MINLOC/MAXLOC inputs take few
+// distinct values so that ties (lowest index wins) are common, indices
+// spread wide, and the padding random: a library that moved or kept the
+// wrong bytes of an element shows.
+template <typename V, typename I>
+struct CPair {
+  V v;
+  I k;
+};
+
+template <typename P>
+static void fillPair(void *buf, size_t n, Gen gen, uint64_t seed, int rank, int, size_t first) {
+  fillBytes(buf, n * sizeof(P), gen, seed ^ 0x9a1c, rank, 0, first * sizeof(P));
+  if (gen == Gen::Copy) return;
+  P *p = static_cast<P *>(buf);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t h = elemHash(seed, rank, first + i);
+    p[i].v = static_cast<decltype(P::v)>(static_cast<int>(h % 5) - 2);
+    p[i].k = static_cast<decltype(P::k)>(static_cast<int>((h >> 8) % 2001) - 1000);
+  }
+}
+
+template <typename P>
+static std::string formatPair(const void *e) {
+  P p;
+  std::memcpy(&p, e, sizeof p);
+  std::ostringstream s;
+  s << "{" << static_cast<double>(p.v) << ", " << static_cast<double>(p.k) << "} (bytes";
+  char hex[4];
+  for (size_t b = 0; b < sizeof p; ++b) {
+    std::snprintf(hex, sizeof hex, " %02x", static_cast<const unsigned char *>(e)[b]);
+    s << hex;
+  }
+  s << ")";
+  return s.str();
+}
+
+// Complex values: the real and imaginary parts drawn as two floats each.
+template <typename F>
+static void fillComplex(void *buf, size_t n, Gen gen, uint64_t seed, int rank, int nranks, size_t first) {
+  fillFloat<F>(buf, 2 * n, gen, seed, rank, nranks, 2 * first);
+}
+
+// Booleans hold 0 or 1 for the logical ops (other bytes are not booleans);
+// copies take random bits.
+template <typename T>
+static void fillLogical(void *buf, size_t n, Gen gen, uint64_t seed, int rank, int nranks, size_t first) {
+  if (gen != Gen::Logical) return fillBytes(buf, n * sizeof(T), gen, seed, rank, nranks, first * sizeof(T));
+  T *p = static_cast<T *>(buf);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t mode = sharedHash(seed, first + i) % 3;  // all true, all false, mixed
+    const uint64_t h = elemHash(seed, rank, first + i);
+    p[i] = static_cast<T>(mode == 0 || (mode == 2 && (h & 4)));
+  }
+}
+
 // ---- formatting and AVG division ------------------------------------------------
 
 template <typename T>
@@ -277,6 +335,11 @@ static std::string formatByte(const void *e) {
   char s[16];
   std::snprintf(s, sizeof s, "0x%02x", *static_cast<const unsigned char *>(e));
   return s;
+}
+
+template <typename F>
+static std::string formatComplex(const void *e) {
+  return "(" + formatFloat<F>(e) + ", " + formatFloat<F>(static_cast<const char *>(e) + sizeof(F)) + ")";
 }
 
 template <typename T>
@@ -320,37 +383,140 @@ static MPI_Datatype signedIntOfSize(size_t size) {
   }
 }
 
-const std::vector<TypeDesc> &allTypes() {
-  static const std::vector<TypeDesc> types = {
-      intType<int8_t>("MPI_INT8_T", HANDLE(MPI_INT8_T)),
-      intType<uint8_t>("MPI_UINT8_T", HANDLE(MPI_UINT8_T)),
-      intType<int16_t>("MPI_INT16_T", HANDLE(MPI_INT16_T)),
-      intType<uint16_t>("MPI_UINT16_T", HANDLE(MPI_UINT16_T)),
-      intType<int32_t>("MPI_INT32_T", HANDLE(MPI_INT32_T)),
-      intType<uint32_t>("MPI_UINT32_T", HANDLE(MPI_UINT32_T)),
-      intType<int64_t>("MPI_INT64_T", HANDLE(MPI_INT64_T)),
-      intType<uint64_t>("MPI_UINT64_T", HANDLE(MPI_UINT64_T)),
-      intType<signed char>("MPI_SIGNED_CHAR", HANDLE(MPI_SIGNED_CHAR)),
-      intType<unsigned char>("MPI_UNSIGNED_CHAR", HANDLE(MPI_UNSIGNED_CHAR)),
-      intType<short>("MPI_SHORT", HANDLE(MPI_SHORT)),
-      intType<unsigned short>("MPI_UNSIGNED_SHORT", HANDLE(MPI_UNSIGNED_SHORT)),
-      intType<int>("MPI_INT", HANDLE(MPI_INT)),
-      intType<unsigned>("MPI_UNSIGNED", HANDLE(MPI_UNSIGNED)),
-      intType<long>("MPI_LONG", HANDLE(MPI_LONG)),
-      intType<unsigned long>("MPI_UNSIGNED_LONG", HANDLE(MPI_UNSIGNED_LONG)),
-      intType<long long>("MPI_LONG_LONG", HANDLE(MPI_LONG_LONG)),
-      intType<unsigned long long>("MPI_UNSIGNED_LONG_LONG", HANDLE(MPI_UNSIGNED_LONG_LONG)),
-      floatType<float>("MPI_FLOAT", HANDLE(MPI_FLOAT)),
-      floatType<double>("MPI_DOUBLE", HANDLE(MPI_DOUBLE)),
-      lowType<chorus::Half>("MPIX_GPU_FLOAT16", HANDLE(MPIX_GPU_FLOAT16)),
-      lowType<chorus::BFloat16>("MPIX_GPU_BFLOAT16", HANDLE(MPIX_GPU_BFLOAT16)),
-      lowType<chorus::Fp8E4M3>("MPIX_GPU_FP8_E4M3", HANDLE(MPIX_GPU_FP8_E4M3)),
-      lowType<chorus::Fp8E5M2>("MPIX_GPU_FP8_E5M2", HANDLE(MPIX_GPU_FP8_E5M2)),
-      {"MPI_BYTE", HANDLE(MPI_BYTE), 1, Kind::Bytes, false, 0, fillBytes, formatByte, noDivide, nullptr, nullptr},
-      {"MPI_CHAR", HANDLE(MPI_CHAR), 1, Kind::Bytes, false, 0, fillBytes, formatByte, noDivide, nullptr, nullptr},
-  };
-  return types;
+template <typename P>
+static TypeDesc pairType(const char *name, MPI_Datatype (*handle)()) {
+  return {name, handle, sizeof(P), Kind::Pair, false, 0, fillPair<P>, formatPair<P>, noDivide, nullptr, nullptr};
 }
+template <typename T>
+static TypeDesc logicalType(const char *name, MPI_Datatype (*handle)()) {
+  return {name, handle, sizeof(T), Kind::Logical, false, 0, fillLogical<T>, formatInt<T>, noDivide, nullptr, nullptr};
+}
+template <typename F>
+static TypeDesc complexType(const char *name, MPI_Datatype (*handle)()) {
+  return {name, handle, 2 * sizeof(F), Kind::Complex, false, 0, fillComplex<F>, formatComplex<F>, noDivide,
+          nullptr, nullptr};
+}
+// Size 0: MPI's extent, read once MPI is up (allTypes()).
+static TypeDesc bytesType(const char *name, MPI_Datatype (*handle)()) {
+  return {name, handle, 0, Kind::Bytes, false, 0, fillBytes, formatByte, noDivide, nullptr, nullptr};
+}
+
+namespace {
+
+struct TypeTables {
+  std::vector<TypeDesc> present;
+  std::vector<std::string> absent;
+};
+
+const TypeTables &typeTables() {
+  static const TypeTables tables = [] {
+    const std::vector<TypeDesc> candidates = {
+        intType<int8_t>("MPI_INT8_T", HANDLE(MPI_INT8_T)),
+        intType<uint8_t>("MPI_UINT8_T", HANDLE(MPI_UINT8_T)),
+        intType<int16_t>("MPI_INT16_T", HANDLE(MPI_INT16_T)),
+        intType<uint16_t>("MPI_UINT16_T", HANDLE(MPI_UINT16_T)),
+        intType<int32_t>("MPI_INT32_T", HANDLE(MPI_INT32_T)),
+        intType<uint32_t>("MPI_UINT32_T", HANDLE(MPI_UINT32_T)),
+        intType<int64_t>("MPI_INT64_T", HANDLE(MPI_INT64_T)),
+        intType<uint64_t>("MPI_UINT64_T", HANDLE(MPI_UINT64_T)),
+        intType<signed char>("MPI_SIGNED_CHAR", HANDLE(MPI_SIGNED_CHAR)),
+        intType<unsigned char>("MPI_UNSIGNED_CHAR", HANDLE(MPI_UNSIGNED_CHAR)),
+        intType<short>("MPI_SHORT", HANDLE(MPI_SHORT)),
+        intType<unsigned short>("MPI_UNSIGNED_SHORT", HANDLE(MPI_UNSIGNED_SHORT)),
+        intType<int>("MPI_INT", HANDLE(MPI_INT)),
+        intType<unsigned>("MPI_UNSIGNED", HANDLE(MPI_UNSIGNED)),
+        intType<long>("MPI_LONG", HANDLE(MPI_LONG)),
+        intType<unsigned long>("MPI_UNSIGNED_LONG", HANDLE(MPI_UNSIGNED_LONG)),
+        intType<long long>("MPI_LONG_LONG", HANDLE(MPI_LONG_LONG)),
+        intType<unsigned long long>("MPI_UNSIGNED_LONG_LONG", HANDLE(MPI_UNSIGNED_LONG_LONG)),
+        intType<MPI_Aint>("MPI_AINT", HANDLE(MPI_AINT)),
+        intType<MPI_Offset>("MPI_OFFSET", HANDLE(MPI_OFFSET)),
+        intType<MPI_Count>("MPI_COUNT", HANDLE(MPI_COUNT)),
+        // Fortran's integers and reals, by the sizes gfortran gives them
+        // (checked against MPI's extent below).
+        intType<int32_t>("MPI_INTEGER", HANDLE(MPI_INTEGER)),
+        intType<int8_t>("MPI_INTEGER1", HANDLE(MPI_INTEGER1)),
+        intType<int16_t>("MPI_INTEGER2", HANDLE(MPI_INTEGER2)),
+        intType<int32_t>("MPI_INTEGER4", HANDLE(MPI_INTEGER4)),
+        intType<int64_t>("MPI_INTEGER8", HANDLE(MPI_INTEGER8)),
+        floatType<float>("MPI_FLOAT", HANDLE(MPI_FLOAT)),
+        floatType<double>("MPI_DOUBLE", HANDLE(MPI_DOUBLE)),
+        floatType<float>("MPI_REAL", HANDLE(MPI_REAL)),
+        floatType<double>("MPI_DOUBLE_PRECISION", HANDLE(MPI_DOUBLE_PRECISION)),
+        floatType<float>("MPI_REAL4", HANDLE(MPI_REAL4)),
+        floatType<double>("MPI_REAL8", HANDLE(MPI_REAL8)),
+        lowType<chorus::Half>("MPIX_GPU_FLOAT16", HANDLE(MPIX_GPU_FLOAT16)),
+        lowType<chorus::BFloat16>("MPIX_GPU_BFLOAT16", HANDLE(MPIX_GPU_BFLOAT16)),
+        lowType<chorus::Fp8E4M3>("MPIX_GPU_FP8_E4M3", HANDLE(MPIX_GPU_FP8_E4M3)),
+        lowType<chorus::Fp8E5M2>("MPIX_GPU_FP8_E5M2", HANDLE(MPIX_GPU_FP8_E5M2)),
+        pairType<CPair<float, int>>("MPI_FLOAT_INT", HANDLE(MPI_FLOAT_INT)),
+        pairType<CPair<double, int>>("MPI_DOUBLE_INT", HANDLE(MPI_DOUBLE_INT)),
+        pairType<CPair<long, int>>("MPI_LONG_INT", HANDLE(MPI_LONG_INT)),
+        pairType<CPair<int, int>>("MPI_2INT", HANDLE(MPI_2INT)),
+        pairType<CPair<short, int>>("MPI_SHORT_INT", HANDLE(MPI_SHORT_INT)),
+        pairType<CPair<float, float>>("MPI_2REAL", HANDLE(MPI_2REAL)),
+        pairType<CPair<double, double>>("MPI_2DOUBLE_PRECISION", HANDLE(MPI_2DOUBLE_PRECISION)),
+        pairType<CPair<int32_t, int32_t>>("MPI_2INTEGER", HANDLE(MPI_2INTEGER)),
+        logicalType<uint8_t>("MPI_C_BOOL", HANDLE(MPI_C_BOOL)),
+        logicalType<uint8_t>("MPI_CXX_BOOL", HANDLE(MPI_CXX_BOOL)),
+        logicalType<int32_t>("MPI_LOGICAL", HANDLE(MPI_LOGICAL)),
+        {"MPI_BYTE", HANDLE(MPI_BYTE), 1, Kind::Bytes, false, 0, fillBytes, formatByte, noDivide, nullptr, nullptr},
+        {"MPI_CHAR", HANDLE(MPI_CHAR), 1, Kind::Bytes, false, 0, fillBytes, formatByte, noDivide, nullptr, nullptr},
+        bytesType("MPI_WCHAR", HANDLE(MPI_WCHAR)),
+        bytesType("MPI_PACKED", HANDLE(MPI_PACKED)),
+        bytesType("MPI_CHARACTER", HANDLE(MPI_CHARACTER)),
+        bytesType("MPI_LONG_DOUBLE", HANDLE(MPI_LONG_DOUBLE)),
+        complexType<float>("MPI_C_COMPLEX", HANDLE(MPI_C_COMPLEX)),
+        complexType<float>("MPI_C_FLOAT_COMPLEX", HANDLE(MPI_C_FLOAT_COMPLEX)),
+        complexType<double>("MPI_C_DOUBLE_COMPLEX", HANDLE(MPI_C_DOUBLE_COMPLEX)),
+        bytesType("MPI_C_LONG_DOUBLE_COMPLEX", HANDLE(MPI_C_LONG_DOUBLE_COMPLEX)),
+        complexType<float>("MPI_CXX_FLOAT_COMPLEX", HANDLE(MPI_CXX_FLOAT_COMPLEX)),
+        complexType<double>("MPI_CXX_DOUBLE_COMPLEX", HANDLE(MPI_CXX_DOUBLE_COMPLEX)),
+        bytesType("MPI_CXX_LONG_DOUBLE_COMPLEX", HANDLE(MPI_CXX_LONG_DOUBLE_COMPLEX)),
+        complexType<float>("MPI_COMPLEX", HANDLE(MPI_COMPLEX)),
+        complexType<double>("MPI_DOUBLE_COMPLEX", HANDLE(MPI_DOUBLE_COMPLEX)),
+        complexType<float>("MPI_COMPLEX8", HANDLE(MPI_COMPLEX8)),
+        complexType<double>("MPI_COMPLEX16", HANDLE(MPI_COMPLEX16)),
+        bytesType("MPI_REAL16", HANDLE(MPI_REAL16)),
+        bytesType("MPI_COMPLEX32", HANDLE(MPI_COMPLEX32)),
+        bytesType("MPI_LONG_DOUBLE_INT", HANDLE(MPI_LONG_DOUBLE_INT)),
+    };
+    TypeTables t;
+    for (const TypeDesc &c : candidates) {
+      const MPI_Datatype h = c.handle();
+      if (h == MPI_DATATYPE_NULL) {
+        t.absent.push_back(c.name);
+        continue;
+      }
+      MPI_Aint lb = 0, extent = 0;
+      MPI_Type_get_extent(h, &lb, &extent);
+      TypeDesc d = c;
+      if (d.size == 0) d.size = static_cast<size_t>(extent);
+      if (lb != 0 || d.size != static_cast<size_t>(extent))
+        throw std::logic_error(std::string("test table: ") + c.name + " has extent " + std::to_string(extent) +
+                               " and lower bound " + std::to_string(lb) + " in this MPI, not " +
+                               std::to_string(d.size) + " and 0");
+      t.present.push_back(d);
+    }
+    // Names this MPI's header does not define at all (optional Fortran kinds).
+#ifndef MPI_INTEGER16
+    t.absent.push_back("MPI_INTEGER16");
+#endif
+#ifndef MPI_REAL2
+    t.absent.push_back("MPI_REAL2");
+#endif
+#ifndef MPI_COMPLEX4
+    t.absent.push_back("MPI_COMPLEX4");
+#endif
+    return t;
+  }();
+  return tables;
+}
+
+}  // namespace
+
+const std::vector<TypeDesc> &allTypes() { return typeTables().present; }
+const std::vector<std::string> &absentTypes() { return typeTables().absent; }
 
 const TypeDesc &typeByName(const std::string &name) {
   for (const TypeDesc &t : allTypes())
@@ -373,8 +539,21 @@ const std::vector<OpDesc> &allOps() {
       {"MPI_BAND", OPHANDLE(MPI_BAND), true, false, Gen::Bitwise},
       {"MPI_BOR", OPHANDLE(MPI_BOR), true, false, Gen::Bitwise},
       {"MPI_BXOR", OPHANDLE(MPI_BXOR), true, false, Gen::Bitwise},
+      {"MPI_MINLOC", OPHANDLE(MPI_MINLOC), false, false, Gen::Loc},
+      {"MPI_MAXLOC", OPHANDLE(MPI_MAXLOC), false, false, Gen::Loc},
   };
   return ops;
+}
+
+bool opValidFor(const OpDesc &op, const TypeDesc &t) {
+  switch (t.kind) {
+    case Kind::Pair: return op.gen == Gen::Loc;
+    case Kind::Logical: return op.gen == Gen::Logical;
+    case Kind::Complex: return std::string(op.name) == "MPI_SUM";
+    case Kind::Bytes: return op.gen == Gen::Bitwise && std::string(t.name) == "MPI_BYTE";
+    case Kind::Float: return !op.integerOnly && op.gen != Gen::Loc;
+    default: return op.gen != Gen::Loc;
+  }
 }
 
 const OpDesc &opByName(const std::string &name) {
@@ -574,12 +753,16 @@ bool Checker::run(const Case &c) {
   if (c.pattern) {
     float *f = reinterpret_cast<float *>(in.data());
     for (size_t i = 0; i < in.size() / sizeof(float); ++i) f[i] = patternValue(rank_, i);
+  } else if (t.kind == Kind::Bytes) {  // any extent: random bytes
+    fillBytes(in.data(), in.size(), gen, seed, rank_, size_, 0);
   } else {
     t.fill(in.data(), in.size() / es, gen, seed, rank_, size_, 0);
   }
 
-  // Chorus's buffers: recv filled with poison except where in-place input goes.
-  const unsigned char poison = static_cast<unsigned char>(0xC3 ^ (seed & 0x3c));
+  // Chorus's buffers: recv filled with poison except where in-place input
+  // goes.  The poison differs by rank, so bytes MPI leaves alone (the gaps
+  // of MPI_DOUBLE_INT...) show if Chorus carried them from another rank.
+  const unsigned char poison = static_cast<unsigned char>(0xC3 ^ (seed & 0x3c) ^ (rank_ << 6));
   GuardedBuffer sendBuf(inPlace ? 0 : sendElems * es);
   GuardedBuffer recvBuf(recvElems * es);
   if (!inPlace && sendElems) std::memcpy(sendBuf.data(), in.data(), in.size());
@@ -589,6 +772,7 @@ bool Checker::run(const Case &c) {
     else std::memcpy(recvBuf.data(), in.data(), in.size());
   }
   if (c.coll == Coll::Bcast && root && !in.empty()) std::memcpy(recvBuf.data(), in.data(), in.size());
+  const std::vector<unsigned char> recvBefore(recvBuf.data(), recvBuf.data() + recvElems * es);
   const void *sb = inPlace ? MPI_IN_PLACE : sendBuf.data();
   void *rb = recvBuf.data();
   const MPI_Count cnt = static_cast<MPI_Count>(c.count);
@@ -606,7 +790,10 @@ bool Checker::run(const Case &c) {
   // The reference: MPI's own collective on the same inputs (not in place).
   // Low-precision reductions run on float, exact by construction of the inputs.
   const size_t outElems = (c.coll == Coll::ReduceScatterBlock) ? c.count : recvElems;
-  std::vector<unsigned char> expected(recvElems * es, poison);
+  // MPI writes only the data bytes of each element, so the reference starts
+  // from what Chorus's recvbuf held before the call (poison and in-place
+  // input): gaps must come out as they went in.
+  std::vector<unsigned char> expected = recvBefore;
   const int ic = toInt(c.count);
   if (c.pattern) {
     float *e = reinterpret_cast<float *>(expected.data());
@@ -640,14 +827,17 @@ bool Checker::run(const Case &c) {
     // unsigned type) order unsigned integers as signed in MPI_MIN/MAX.
     // Flipping the top bit maps unsigned order onto signed order, so those
     // references run on the signed type of the same width, then flip back.
-    const bool flipSign = t.kind == Kind::UnsignedInt && c.op && (refOp == MPI_MIN || refOp == MPI_MAX);
+    // Open MPI 4.1.4 also orders MPI_OFFSET as unsigned: signed integers'
+    // MIN/MAX references run on the fixed-width signed type of their size.
+    const bool minMax = c.op && (refOp == MPI_MIN || refOp == MPI_MAX);
+    const bool flipSign = t.kind == Kind::UnsignedInt && minMax;
     std::vector<unsigned char> refIn = in;
     if (flipSign) flipTopBits(refIn.data(), es, sendElems);
-    const MPI_Datatype rdt = flipSign ? signedIntOfSize(es) : dt;
+    const MPI_Datatype rdt = flipSign || (t.kind == Kind::SignedInt && minMax) ? signedIntOfSize(es) : dt;
     switch (c.coll) {
       case Coll::Allreduce: MPI_Allreduce(refIn.data(), expected.data(), ic, rdt, refOp, comm_); break;
       case Coll::Reduce: {
-        std::vector<unsigned char> out(root ? recvElems * es : 0);
+        std::vector<unsigned char> out = root ? recvBefore : std::vector<unsigned char>();
         MPI_Reduce(refIn.data(), out.data(), ic, rdt, refOp, c.root, comm_);
         if (root) expected = out;
         break;
@@ -695,7 +885,17 @@ bool Checker::run(const Case &c) {
     s << bad << " of " << cmpElems << " elements differ, first at index " << first;
     if (c.coll == Coll::Allgather || c.coll == Coll::Alltoall)
       s << " (block " << first / std::max<size_t>(c.count, 1) << ", offset " << first % std::max<size_t>(c.count, 1) << ")";
-    s << ": got " << t.format(got + first * es) << " expected " << t.format(expected.data() + first * es);
+    auto show = [&](const unsigned char *e) {
+      if (t.kind != Kind::Bytes || es == 1) return t.format(e);
+      std::string hex;  // a wider copy-only element: all its bytes
+      char b[4];
+      for (size_t i = 0; i < es; ++i) {
+        std::snprintf(b, sizeof b, "%02x", e[i]);
+        hex += b;
+      }
+      return hex;
+    };
+    s << ": got " << show(got + first * es) << " expected " << show(expected.data() + first * es);
     report(c, s.str());
     ok = false;
   }

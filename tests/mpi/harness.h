@@ -18,15 +18,19 @@ namespace chorus_test {
 
 // ---- element types ---------------------------------------------------------
 
-enum class Kind { SignedInt, UnsignedInt, Float, Bytes };
+// Bytes: any other predefined type, moved but (save MPI_BYTE's bitwise
+// ops) never reduced; its size is MPI's extent.  Pair: the MINLOC/MAXLOC
+// {value, index} types.  Logical: C's and Fortran's booleans (LAND, LOR,
+// LXOR only).  Complex: float or double parts (MPI_SUM only).
+enum class Kind { SignedInt, UnsignedInt, Float, Bytes, Pair, Logical, Complex };
 
 // How the inputs of one call are generated (see harness.cc for the reasons).
-enum class Gen { Copy, Sum, Avg, Prod, MinMax, Logical, Bitwise };
+enum class Gen { Copy, Sum, Avg, Prod, MinMax, Logical, Bitwise, Loc };
 
 struct TypeDesc {
   const char *name;
   MPI_Datatype (*handle)();  // a function: Chorus's handles exist only after MPI_Init
-  size_t size;
+  size_t size;               // bytes per element in a buffer: MPI's extent
   Kind kind;
   bool lowPrecision;  // reduced by the reference as float, converted back
   // Largest integer magnitude whose every partial sum over the ranks is exact.
@@ -42,9 +46,12 @@ struct TypeDesc {
   void (*fromFloat)(const float *in, void *out, size_t n);
 };
 
-// Every type under test, reducible ones first; MPI_BYTE and MPI_CHAR last
-// (copy-only: MPI defines no reduction on them).
+// Every predefined type of MPI-3.1 this MPI defines (C, Fortran, C++,
+// pairs) and Chorus's own: the reducible ones first, then the pairs, then
+// the logical and copy-only ones.  Types this MPI leaves out or sets to
+// MPI_DATATYPE_NULL are in absentTypes() instead.
 const std::vector<TypeDesc> &allTypes();
+const std::vector<std::string> &absentTypes();
 const TypeDesc &typeByName(const std::string &name);
 inline bool isReducible(const TypeDesc &t) { return t.kind != Kind::Bytes; }
 
@@ -60,9 +67,10 @@ struct OpDesc {
 
 const std::vector<OpDesc> &allOps();
 const OpDesc &opByName(const std::string &name);
-inline bool opValidFor(const OpDesc &op, const TypeDesc &t) {
-  return isReducible(t) && (!op.integerOnly || t.kind != Kind::Float);
-}
+// Whether Chorus reduces `t` with `op` (as MPI defines it: MINLOC and
+// MAXLOC on pairs only, logical ops on the booleans, bitwise ones on
+// MPI_BYTE); every other pair is refused with an error.
+bool opValidFor(const OpDesc &op, const TypeDesc &t);
 
 // ---- the run ---------------------------------------------------------------
 

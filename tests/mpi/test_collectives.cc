@@ -25,17 +25,24 @@ namespace {
 //  3. counts straddling one and nranks FIFO slots, and 1 MiB, for a few pairs;
 //  4. one 64 MiB float case (CHORUS_TEST_HUGE_MB changes the size, 0 skips).
 // C types that alias a fixed-width one (MPI_INT, MPI_LONG...) get SUM (size
-// mapping) and MIN (signedness) only.
+// mapping) and MIN (signedness) only.  Every other predefined type (pairs,
+// booleans, complex, MPI_LONG_DOUBLE, Fortran's...) goes through tier 1 with
+// every op Chorus takes on it; tier 3 adds one of each layout class.
 const size_t kTier1Counts[] = {1, 13, 1021, 7};
 const std::pair<const char *, const char *> kTier2Reductions[] = {
     {"MPI_INT8_T", "MPI_SUM"}, {"MPIX_GPU_FLOAT16", "MPI_SUM"},
     {"MPI_FLOAT", "MPI_SUM"},  {"MPI_INT64_T", "MPI_MAX"},
 };
 const char *const kTier2CopyTypes[] = {"MPI_BYTE", "MPI_INT16_T", "MPI_FLOAT", "MPI_DOUBLE"};
+// Tier 3 also takes one type of each layout class across the boundaries: a
+// 16-byte pair (staged, gaps kept), a pair with a hole between its fields,
+// an 8-byte pair without gaps, and a wide copy-only type with gaps.
 const std::pair<const char *, const char *> kTier3Reductions[] = {
-    {"MPI_INT8_T", "MPI_SUM"}, {"MPIX_GPU_BFLOAT16", "MPIX_GPU_AVG"}, {"MPI_DOUBLE", "MPI_MAX"},
+    {"MPI_INT8_T", "MPI_SUM"},          {"MPIX_GPU_BFLOAT16", "MPIX_GPU_AVG"}, {"MPI_DOUBLE", "MPI_MAX"},
+    {"MPI_DOUBLE_INT", "MPI_MINLOC"},   {"MPI_SHORT_INT", "MPI_MAXLOC"},      {"MPI_2REAL", "MPI_MINLOC"},
 };
-const char *const kTier3CopyTypes[] = {"MPI_BYTE", "MPI_FLOAT", "MPI_DOUBLE"};
+const char *const kTier3CopyTypes[] = {"MPI_BYTE", "MPI_FLOAT", "MPI_DOUBLE", "MPI_LONG_DOUBLE_INT",
+                                       "MPI_C_DOUBLE_COMPLEX"};
 
 size_t hugeBytes() {
   const char *s = std::getenv("CHORUS_TEST_HUGE_MB");
@@ -44,7 +51,7 @@ size_t hugeBytes() {
 
 bool isAliasType(const TypeDesc &t) {
   const std::string n = t.name;
-  return n.find("_T") == std::string::npos && n.rfind("MPIX_", 0) != 0 && t.kind != Kind::Float;
+  return n.find("_T") == std::string::npos && (t.kind == Kind::SignedInt || t.kind == Kind::UnsignedInt);
 }
 bool aliasOp(const OpDesc &op) {
   const std::string n = op.name;
