@@ -58,18 +58,21 @@ constexpr long kMaxReported = 200;
 
 // ---- datatypes, ops, collectives ----------------------------------------------------
 
-enum class Kind { Signed, Unsigned, Float, LowP };
+enum class Kind { Signed, Unsigned, Float, LowP, Pair };
 struct TypeInfo {
   const char *name;
   MPI_Datatype type;
-  size_t size;
+  size_t size;  // MPI's extent
   Kind kind;
   int expBits, mantBits;  // low-precision encodings only
+  // MINLOC/MAXLOC pairs only: the C struct's fields (the value at offset 0).
+  size_t valueBytes = 0, indexOffset = 0, indexBytes = 0;
+  bool valueFloat = false, indexFloat = false;
 };
 bool isInteger(const TypeInfo &t) { return t.kind == Kind::Signed || t.kind == Kind::Unsigned; }
 
 // How inputs are generated for an op, see inputValue().
-enum class Gen { Sum, Prod, MinMax, Logical, Bits, Raw };
+enum class Gen { Sum, Prod, MinMax, Logical, Bits, Raw, Loc };
 struct OpInfo {
   const char *name;
   MPI_Op op;
@@ -168,9 +171,38 @@ void storeValue(const TypeInfo &t, Gen g, int64_t v, char *p) {
   }
 }
 
+// A field of `bytes` bytes holding v as an integer or a float of that size.
+void storeField(char *p, size_t bytes, bool isFloat, int64_t v) {
+  if (isFloat && bytes == 4) {
+    const float f = float(v);
+    memcpy(p, &f, 4);
+  } else if (isFloat) {
+    const double d = double(v);
+    memcpy(p, &d, 8);
+  } else {
+    memcpy(p, &v, bytes);
+  }
+}
+
+// MINLOC/MAXLOC inputs: random bytes everywhere (the gaps too), then a value
+// in [-2, 2] (ties are common) and an index in [-1000, 1000].
+void storePair(const TypeInfo &t, Gen g, uint64_t seed, size_t i, char *p) {
+  for (size_t b = 0; b < t.size; b += 8) {
+    const uint64_t h = hashOf(seed ^ 0x51, g_rank, i * 8 + b);
+    memcpy(p + b, &h, std::min<size_t>(8, t.size - b));
+  }
+  if (g != Gen::Loc) return;
+  const uint64_t h = hashOf(seed, g_rank, i);
+  storeField(p, t.valueBytes, t.valueFloat, int64_t(h % 5) - 2);
+  storeField(p + t.indexOffset, t.indexBytes, t.indexFloat, int64_t((h >> 8) % 2001) - 1000);
+}
+
 std::vector<char> makeInput(const TypeInfo &t, Gen g, uint64_t seed, size_t n) {
   std::vector<char> buf(n * t.size);
-  for (size_t i = 0; i < n; ++i) storeValue(t, g, inputValue(g, t, seed, i), buf.data() + i * t.size);
+  for (size_t i = 0; i < n; ++i) {
+    if (t.kind == Kind::Pair) storePair(t, g, seed, i, buf.data() + i * t.size);
+    else storeValue(t, g, inputValue(g, t, seed, i), buf.data() + i * t.size);
+  }
   return buf;
 }
 
@@ -234,7 +266,9 @@ void divideByRanks(const TypeInfo &t, std::vector<char> &buf) {
 // give the same result.  Returns the reference call's error code.
 int reference(Coll c, const TypeInfo &t, const OpInfo *op, const std::vector<char> &in, size_t count, int root,
               std::vector<char> &out) {
-  out.assign(outElems(c, count) * t.size, 0);
+  // The sentinel runVariant fills recvbuf with: MPI writes only data bytes,
+  // so the gaps of MPI_DOUBLE_INT and the like must stay as they were.
+  out.assign(outElems(c, count) * t.size, char(kSentinel));
   const int n = int(count);
   const MPI_Comm w = MPI_COMM_WORLD;
   int rc = MPI_SUCCESS;
@@ -249,7 +283,7 @@ int reference(Coll c, const TypeInfo &t, const OpInfo *op, const std::vector<cha
       case Coll::Reduce: rc = MPI_Reduce(in.data(), out.data(), n, t.type, mop, root, w); break;
       case Coll::ReduceScatter: rc = MPI_Reduce_scatter_block(in.data(), out.data(), n, t.type, mop, w); break;
       case Coll::Bcast:
-        out = in;
+        if (g_rank == root) out = in;
         rc = MPI_Bcast(out.data(), n, t.type, root, w);
         break;
       case Coll::Allgather: rc = MPI_Allgather(in.data(), n, t.type, out.data(), n, t.type, w); break;
@@ -477,6 +511,31 @@ void runSuite() {
     if (reduceTypes[ti].type == MPI_FLOAT)
       for (Coll c : reductions)
         runCase(Case{c, &reduceTypes[ti], &ops[0], kLargeBytes / 4, g_size - 1}, seedOf(c, ti, 0, kLargeBytes), true);
+
+  // MINLOC and MAXLOC on the pair types, the 16-byte ones on Simple only.
+  // Types with gaps (MPI_DOUBLE_INT, MPI_SHORT_INT) are staged and must leave
+  // the gaps of recvbuf alone; their in-place variants would need the
+  // reference to start from the in-place input, so they run out of place.
+  const TypeInfo pairTypes[] = {
+      {"2int", MPI_2INT, 8, Kind::Pair, 0, 0, 4, 4, 4, false, false},
+      {"float_int", MPI_FLOAT_INT, 8, Kind::Pair, 0, 0, 4, 4, 4, true, false},
+      {"double_int", MPI_DOUBLE_INT, 16, Kind::Pair, 0, 0, 8, 8, 4, true, false},
+      {"short_int", MPI_SHORT_INT, 8, Kind::Pair, 0, 0, 2, 4, 4, false, false},
+      {"2double_precision", MPI_2DOUBLE_PRECISION, 16, Kind::Pair, 0, 0, 8, 8, 8, true, true},
+  };
+  const OpInfo locOps[] = {{"minloc", MPI_MINLOC, Gen::Loc, false, false}, {"maxloc", MPI_MAXLOC, Gen::Loc, false, false}};
+  for (size_t ti = 0; ti < sizeof pairTypes / sizeof pairTypes[0]; ++ti) {
+    const TypeInfo &t = pairTypes[ti];
+    const bool gaps = t.indexOffset + t.indexBytes < t.size || t.indexOffset > t.valueBytes;
+    const std::vector<size_t> counts = countsFor(t);
+    for (size_t oi = 0; oi < 2; ++oi)
+      for (size_t si = 0; si < counts.size(); ++si)
+        for (Coll c : reductions)
+          runCase(Case{c, &t, &locOps[oi], counts[si], int(si % size_t(g_size))}, seedOf(c, 50 + ti, oi, counts[si]),
+                  oi == 0 && !gaps);
+    for (Coll c : {Coll::Bcast, Coll::Allgather, Coll::Alltoall})
+      runCase(Case{c, &t, nullptr, counts[3], 0}, seedOf(c, 50 + ti, 9, counts[3]), false);
+  }
 
   // The copy collectives move bytes whatever the type: bytes (odd lengths)
   // and float (whole words) cover them.
