@@ -260,30 +260,20 @@ struct FuncBXor : func_detail::RequireInteger<T> {
 };
 
 // T is a LocPair.  `a` is the running result, `b` the next input: MPI's
-// inout and in.
-template <typename T>
-struct FuncMinLoc {
-  static_assert(IsLocPair<T>::value, "MINLOC is defined on the {value, index} pair types only");
+// inout and in.  kMax picks MAXLOC, else MINLOC.
+template <typename T, bool kMax>
+struct FuncLoc {
+  static_assert(IsLocPair<T>::value, "MINLOC and MAXLOC are defined on the {value, index} pair types only");
   static constexpr bool kNeedsFinalize = false;
   CHORUS_HOST_DEVICE T operator()(T a, T b) const {
-    if (b.value < a.value) return b;
+    if (kMax ? a.value < b.value : b.value < a.value) return b;
     if (b.value == a.value && b.index < a.index) a.index = b.index;
     return a;
   }
   static CHORUS_HOST_DEVICE T finalize(T x, int) { return x; }
 };
-
-template <typename T>
-struct FuncMaxLoc {
-  static_assert(IsLocPair<T>::value, "MAXLOC is defined on the {value, index} pair types only");
-  static constexpr bool kNeedsFinalize = false;
-  CHORUS_HOST_DEVICE T operator()(T a, T b) const {
-    if (b.value > a.value) return b;
-    if (b.value == a.value && b.index < a.index) a.index = b.index;
-    return a;
-  }
-  static CHORUS_HOST_DEVICE T finalize(T x, int) { return x; }
-};
+template <typename T> using FuncMinLoc = FuncLoc<T, false>;
+template <typename T> using FuncMaxLoc = FuncLoc<T, true>;
 
 // The functor of a RedOp.  Naming FuncOf<O, T>::type does not instantiate
 // the functor; use IsValidTypeOp to guard the instantiation itself.
