@@ -56,13 +56,20 @@ int execute(ApiCall &call, CollRequest &&req, size_t planBytes, MPIX_Gpu_stream 
   Status s = ctx ? Status::Ok : contextGet(call.comm(), &ctx);
   if (s != Status::Ok)
     return call.failStatus(s, "could not set up Chorus on this communicator (the WARN lines above say why)");
-  const Plan plan = planCollective(req.coll, planBytes, ctx->nranks);
+  Plan plan = planCollective(req.coll, planBytes, ctx->nranks);
+  // Publish rings exist on single-node communicators only; the ring stands in.
+  if (plan.algo == Algo::Publish && !ctx->channel.publish) plan = {Algo::Ring, "no publish rings across nodes"};
   req.algo = plan.algo;
   CHORUS_INFO(kSubsysColl, "%s #%llu: %zu x %zu B, %d ranks -> %s (%s)", call.name(),
               (unsigned long long)ctx->collectives, req.count, req.elemSize, ctx->nranks, algoName(plan.algo),
               plan.why);
   ++ctx->collectives;
 #ifdef CHORUS_HAVE_CUDA
+  if (onDevice && ctx->nnodes > 1)
+    return call.fail(ErrorClass::Unsupported,
+                     "device buffers on a communicator spanning %d nodes: the UCX path for GPU memory is not built "
+                     "yet; use host buffers across nodes",
+                     ctx->nnodes);
   if (onDevice) {
     char text[320];
     s = cudaExecute(*ctx, req, stream, !enqueue, text, sizeof text);

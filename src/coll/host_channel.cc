@@ -30,16 +30,27 @@ inline void cpuRelax() {
 constexpr int kYieldsBeforeSleep = 200;
 constexpr long kSleepNs = 20000;
 
+// Run the network transport once (FIFOs to other nodes are filled by it).
+inline Status progressNet(HostChannel &ch, int peer) {
+  if (!ch.net) return Status::Ok;
+  const Status s = ch.netOps->progress(ch.net, peer, ch.errorText, sizeof ch.errorText);
+  if (s != Status::Ok) CHORUS_WARN("%s (in %s, %s algorithm)", ch.errorText, ch.coll, ch.algo);
+  return s;
+}
+
 }  // namespace
 
 Status hostWaitCounter(HostChannel &ch, const uint64_t *counter, uint64_t target, int peer, bool waitingForData) {
   for (int i = 0; i < ch.spinCount; ++i) {
     if (loadAcquire(counter) >= target) return Status::Ok;
+    if (ch.net) progressNet(ch, -1);  // a failure shows below, after everything that arrived
     cpuRelax();
   }
   const int64_t start = nowNs();
   for (uint64_t round = 0;; ++round) {
+    const Status net = progressNet(ch, peer);
     if (loadAcquire(counter) >= target) return Status::Ok;
+    if (net != Status::Ok) return net;
     if (round < kYieldsBeforeSleep) {
       sched_yield();
     } else {

@@ -5,6 +5,7 @@
 
 #include "core/common.h"
 #include "transport/fifo.h"
+#include "transport/net.h"
 
 namespace chorus {
 
@@ -21,6 +22,10 @@ struct HostChannel {
   const char *algo = "";
   Status error = Status::Ok;    // sticky: once set, every primitive is a no-op
   char *scratch = nullptr;      // slotBytes of private memory for the direct algorithms
+  // Set when some peers are on other nodes (FifoEnd::remote): the network
+  // transport's hooks and state.
+  const NetOps *netOps = nullptr;
+  void *net = nullptr;
   char errorText[256] = "";     // what failed, for the MPI error string
 };
 

@@ -97,7 +97,14 @@ size_t receivedBytes(const CollRequest &req, int rank, int nranks) {
 
 Status hostExecute(HostChannel &ch, const CollRequest &req) {
   if (ch.error != Status::Ok) return Status::Aborted;
-  return req.gaps ? runGapped(ch, req) : runDense(ch, req);
+  Status s = req.gaps ? runGapped(ch, req) : runDense(ch, req);
+  // Messages to other nodes must leave before we return: the caller may
+  // not call Chorus again for a long time, and nothing else progresses them.
+  if (s == Status::Ok && ch.net) {
+    s = ch.netOps->flush(ch.net, ch.timeoutNs, ch.errorText, sizeof ch.errorText);
+    if (s != Status::Ok) ch.error = s;
+  }
+  return s;
 }
 
 }  // namespace chorus

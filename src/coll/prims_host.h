@@ -178,6 +178,7 @@ class HostPrims {
       // Inline receivers do not read the tail, but later full-size messages
       // on this FIFO wait for it to count every message.
       storeRelease(&e.header->tail, ++e.step);
+      if (e.remote) ch_.netOps->postMessage(ch_.net, e, e.step - 1, n * sizeof(T), inlined ? lines : 0);
       if (inlined) prefetchForWrite(e.inlineSlot(e.step + kInlinePrefetchAhead), lines);
     }
     if (dstFrom && dstFrom != dst) memcpy(dst, dstFrom, n * sizeof(T));
@@ -185,6 +186,7 @@ class HostPrims {
     for (int i = 0; doRecv && i < nrecv_; ++i) {
       FifoEnd &e = *recv_[i];
       storeRelease(&e.header->head, ++e.step);
+      if (e.remote) ch_.netOps->postCredit(ch_.net, e);
       // A sender running ahead (a broadcast root) has likely written the
       // next message already: start fetching it.
       if (inlined) prefetchForRead(e.inlineSlot(e.step), lines);

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <atomic>
 #include <cstring>
 #include <mutex>
@@ -12,6 +13,9 @@
 #include "core/log.h"
 #include "core/params.h"
 #include "topo/topo.h"
+#ifdef CHORUS_HAVE_UCX
+#include "transport/ucx/ucx.h"
+#endif
 
 #ifdef CHORUS_HAVE_CUDA
 #include "cuda/cuda_executor.h"
@@ -47,6 +51,7 @@ void destroy(Context *ctx) {
   cudaStateFree(ctx->cuda);
   ctx->cuda = nullptr;
 #endif
+  if (ctx->netTransport) ctx->netTransport->free(*ctx);
   if (ctx->transport) ctx->transport->free(*ctx);
   {
     std::lock_guard<std::mutex> lock(g_mutex);
@@ -76,31 +81,77 @@ int finalizeHook(MPI_Comm, int, void *, void *) {
   return MPI_SUCCESS;
 }
 
-uint64_t hostHash() {
+uint64_t fnv1a(const char *text, uint64_t h = 1469598103934665603ull) {
+  for (const char *p = text; *p; ++p) h = (h ^ uint8_t(*p)) * 1099511628211ull;
+  return h;
+}
+
+// This process's node: CHORUS_HOSTID when set, else the host name and the
+// kernel's boot id (two containers or VMs with one host name are then still
+// told apart, and a reboot never matches a stale identity).
+uint64_t hostIdentity() {
+  const char *forced = paramString(ParamId::HostId);
+  if (forced && *forced) return fnv1a(forced, fnv1a("CHORUS_HOSTID="));
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (const char *p = host; *p; ++p) h = (h ^ uint8_t(*p)) * 1099511628211ull;
+  uint64_t h = fnv1a(host);
+  if (FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r")) {
+    char boot[64] = {0};
+    if (fgets(boot, sizeof boot, f)) h = fnv1a(boot, h);
+    fclose(f);
+  }
   return h;
+}
+
+// Node indices in order of each node's first rank; this rank's place in its node.
+void assignNodes(Context &ctx, const std::vector<uint64_t> &hosts) {
+  ctx.nodeOf.assign(size_t(ctx.nranks), -1);
+  ctx.nnodes = 0;
+  for (int r = 0; r < ctx.nranks; ++r) {
+    if (ctx.nodeOf[size_t(r)] >= 0) continue;
+    for (int q = r; q < ctx.nranks; ++q)
+      if (hosts[size_t(q)] == hosts[size_t(r)]) ctx.nodeOf[size_t(q)] = ctx.nnodes;
+    ++ctx.nnodes;
+  }
+  ctx.nodeRank = ctx.nodeSize = 0;
+  for (int r = 0; r < ctx.nranks; ++r) {
+    if (ctx.nodeOf[size_t(r)] != ctx.nodeOf[size_t(ctx.rank)]) continue;
+    if (r < ctx.rank) ++ctx.nodeRank;
+    ++ctx.nodeSize;
+  }
+}
+
+// Every rank learns whether `s` failed anywhere, so that nobody waits for a
+// peer that already gave up.
+Status agree(Context &ctx, Status s) {
+  int ok = s == Status::Ok, allOk = 0;
+  CHORUS_MPICHECK(MPI_Allreduce(&ok, &allOk, 1, MPI_INT, MPI_MIN, ctx.comm));
+  if (allOk) return Status::Ok;
+  return s != Status::Ok ? s : Status::Aborted;
 }
 
 Status bootstrap(Context &ctx) {
   MPI_Comm comm = ctx.comm;
   CHORUS_MPICHECK(MPI_Comm_rank(comm, &ctx.rank));
   CHORUS_MPICHECK(MPI_Comm_size(comm, &ctx.nranks));
-  MPI_Comm node;
-  CHORUS_MPICHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, ctx.rank, MPI_INFO_NULL, &node));
-  MPI_Comm_rank(node, &ctx.nodeRank);
-  MPI_Comm_size(node, &ctx.nodeSize);
-  MPI_Comm_free(&node);
 
-  int allLocal = ctx.nodeSize == ctx.nranks, everyoneLocal = 0;
-  CHORUS_MPICHECK(MPI_Allreduce(&allLocal, &everyoneLocal, 1, MPI_INT, MPI_MIN, comm));
-  if (!everyoneLocal) {
-    CHORUS_WARN("communicator of %d ranks spans several nodes: the inter-node (UCX) transport is not "
-                "available in this build",
-                ctx.nranks);
+  PeerInfo self{};
+  self.hostHash = hostIdentity();
+  self.pid = getpid();
+  std::vector<uint64_t> hosts(size_t(ctx.nranks));
+  CHORUS_MPICHECK(MPI_Allgather(&self.hostHash, 1, MPI_UINT64_T, hosts.data(), 1, MPI_UINT64_T, comm));
+  assignNodes(ctx, hosts);
+  self.nodeRank = ctx.nodeRank;
+  if (ctx.nnodes > 1) {
+#ifdef CHORUS_HAVE_UCX
+    ctx.netTransport = &kUcxTransport;
+#else
+    if (ctx.rank == 0)
+      CHORUS_WARN("communicator of %d ranks spans %d nodes, but this Chorus was built without UCX "
+                  "(configure --with-ucx): only single-node communicators work",
+                  ctx.nranks, ctx.nnodes);
     return Status::Unsupported;
+#endif
   }
 
   ctx.slotBytes = size_t(paramInt(ParamId::ShmSlotSize));
@@ -109,26 +160,19 @@ Status bootstrap(Context &ctx) {
   ctx.scratch.resize(ctx.slotBytes);
   ctx.transport = &kShmTransport;
 
-  PeerInfo self{};
-  self.hostHash = hostHash();
-  self.pid = getpid();
-  self.nodeRank = ctx.nodeRank;
   Status s = ctx.transport->setup(ctx, self);
-  int setupOk = s == Status::Ok, allOk = 0;
-  // Every rank learns whether set-up failed anywhere, so that nobody waits
-  // for a peer that already gave up.
-  CHORUS_MPICHECK(MPI_Allreduce(&setupOk, &allOk, 1, MPI_INT, MPI_MIN, comm));
-  if (!allOk) return s != Status::Ok ? s : Status::Aborted;
+  if (s == Status::Ok && ctx.netTransport) s = ctx.netTransport->setup(ctx, self);
+  CHORUS_CHECK(agree(ctx, s));
 
   ctx.peers.resize(ctx.nranks);
   CHORUS_MPICHECK(MPI_Allgather(&self, sizeof self, MPI_BYTE, ctx.peers.data(), sizeof self, MPI_BYTE, comm));
   ctx.sendTo.resize(ctx.nranks);
   ctx.recvFrom.resize(ctx.nranks);
   s = ctx.transport->connect(ctx, ctx.peers.data());
-  int connectOk = s == Status::Ok;
-  CHORUS_MPICHECK(MPI_Allreduce(&connectOk, &allOk, 1, MPI_INT, MPI_MIN, comm));
-  if (!allOk) return s != Status::Ok ? s : Status::Aborted;
+  if (s == Status::Ok && ctx.netTransport) s = ctx.netTransport->connect(ctx, ctx.peers.data());
+  CHORUS_CHECK(agree(ctx, s));
   CHORUS_CHECK(ctx.transport->postConnect(ctx));
+  if (ctx.netTransport) CHORUS_CHECK(ctx.netTransport->postConnect(ctx));
 
   HostChannel &ch = ctx.channel;
   ch.rank = ctx.rank;
@@ -139,12 +183,18 @@ Status bootstrap(Context &ctx) {
   ch.slotBytes = ctx.slotBytes;
   ch.scratch = ctx.scratch.data();
   ch.timeoutNs = paramInt(ParamId::Timeout) * 1000000000ll;
+#ifdef CHORUS_HAVE_UCX
+  if (ctx.netTransport) {
+    ch.netOps = &ucxNetOps();
+    ch.net = ctx.netState;
+  }
+#endif
   int64_t spin = paramInt(ParamId::SpinCount);
   const bool oversubscribed = ctx.nodeSize > topoUsableCores();
   ch.spinCount = spin >= 0 ? int(spin) : (oversubscribed ? 0 : 20000);
-  CHORUS_INFO(kSubsysInit, "context ready: %d ranks on one node, transport %s, %d slots of %zu bytes, %s",
-              ctx.nranks, ctx.transport->name, ctx.nslots, ctx.slotBytes,
-              oversubscribed ? "oversubscribed node: waits yield at once" : "waits spin before yielding");
+  CHORUS_INFO(kSubsysInit, "context ready: %d ranks on %d node(s) (%d here), transport %s%s, %d slots of %zu bytes, %s",
+              ctx.nranks, ctx.nnodes, ctx.nodeSize, ctx.transport->name, ctx.netTransport ? "+ucx" : "", ctx.nslots,
+              ctx.slotBytes, oversubscribed ? "oversubscribed node: waits yield at once" : "waits spin before yielding");
   return Status::Ok;
 }
 
@@ -153,6 +203,7 @@ Status create(MPI_Comm comm, Context **out) {
   ctx->comm = comm;
   Status s = bootstrap(*ctx);
   if (s != Status::Ok) {
+    if (ctx->netTransport) ctx->netTransport->free(*ctx);
     if (ctx->transport) ctx->transport->free(*ctx);
     delete ctx;
     return s;

@@ -19,12 +19,18 @@ struct CudaState;  // src/cuda/cuda_executor.cc; created on first device-buffer 
 struct Context {
   MPI_Comm comm = MPI_COMM_NULL;  // the user's communicator (not owned)
   int rank = 0, nranks = 1;
+  // Node membership, decided by Chorus from the host identities exchanged
+  // at bootstrap (CHORUS_HOSTID overrides), not by MPI.
   int nodeRank = 0, nodeSize = 1;
+  int nnodes = 1;
+  std::vector<int> nodeOf;                // node index (0..nnodes-1, in order of first rank) by rank
   std::vector<PeerInfo> peers;
   std::vector<FifoEnd> sendTo, recvFrom;  // indexed by peer rank
   std::vector<FifoEnd> publish;           // publish rings, indexed by owner rank (empty: none)
-  const TransportOps *transport = nullptr;
+  const TransportOps *transport = nullptr;  // shm: the peers on this node
   void *transportState = nullptr;         // owned by `transport`
+  const TransportOps *netTransport = nullptr;  // ucx: the peers on other nodes (none on one node)
+  void *netState = nullptr;               // owned by `netTransport`
   size_t slotBytes = 0;
   int nslots = 0;
   std::vector<char> scratch;              // slotBytes, for the direct algorithms

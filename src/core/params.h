@@ -38,7 +38,11 @@ enum class ParamKind { Choice, Integer, Size, List };
     "Largest allreduce message for the double binary tree; larger ones use the ring.")           \
   X(SpinCount, Integer, "CHORUS_SPIN_COUNT", "auto", "auto or 0..100000000",                      \
     "Polls before a waiting rank starts yielding the core. auto: many when every rank has a "     \
-    "core, few when the node is oversubscribed.")
+    "core, few when the node is oversubscribed.")                                                 \
+  X(HostId, Choice, "CHORUS_HOSTID", "", "",                                                      \
+    "This process's node identity: ranks with equal values are one node (shared memory), others " \
+    "talk over UCX. Empty: the host name and boot id. Set it per rank to force a layout, e.g. "   \
+    "to play several nodes on one machine.")
 
 enum class ParamId : int {
 #define CHORUS_PARAM_ID(id, kind, env, def, accepted, help) id,

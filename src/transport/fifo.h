@@ -62,6 +62,10 @@ struct FifoEnd {
   size_t slotBytes;
   int nslots;
   int peer;  // the rank at the other end, for error messages
+  // 1 when the other end is on another node: the FIFO is this side's copy,
+  // and the host primitives hand each message or credit to the network
+  // transport (transport/net.h) to carry across.
+  int remote;
   uint64_t step;
   // The other side's counter as last read (sender: head).  A sender with
   // credits left from its last look needs not read the receiver's line
@@ -95,6 +99,7 @@ CHORUS_HOST_DEVICE inline FifoEnd makeFifoEnd(char *fifoBase, size_t slotBytes, 
   e.slotBytes = slotBytes;
   e.nslots = nslots;
   e.peer = peer;
+  e.remote = 0;
   e.step = 0;
   e.seen = 0;
   return e;

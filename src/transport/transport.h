@@ -1,6 +1,6 @@
-// A transport connects this rank to its peers: a small table of operations,
-// tried in priority order; the first whose canConnect accepts every peer
-// wins (shm inside a node today; cuda_ipc and ucx plug in here).
+// A transport connects this rank to its peers: a small table of operations.
+// Each peer is linked by the first transport whose canConnect accepts it:
+// shm inside a node, ucx between nodes (cuda_ipc links device FIFOs).
 #pragma once
 
 #include "core/common.h"
@@ -14,8 +14,9 @@ struct Context;
 constexpr int kShmNameMax = 64;
 constexpr int kIpcHandleBytes = 64;   // sizeof(cudaIpcMemHandle_t), checked in cuda_ipc.cc
 constexpr int kBusIdMax = 16;
+constexpr int kNetAddressMax = 512;  // a UCX worker's network address (ucx)
 struct PeerInfo {
-  uint64_t hostHash;   // identifies the node
+  uint64_t hostHash;   // identifies the node (CHORUS_HOSTID, or host name and boot id)
   int32_t pid;
   int32_t nodeRank;    // rank within the node communicator
   char shmName[kShmNameMax];  // this rank's inbound FIFO segment (shm)
@@ -25,6 +26,9 @@ struct PeerInfo {
   int32_t hasIpc;      // 1 once ipcHandle is valid
   char busId[kBusIdMax];                  // PCI bus id of the GPU, for logs
   unsigned char ipcHandle[kIpcHandleBytes];  // this rank's inbound device FIFOs
+  // ucx: this rank's worker address, when some peer is on another node.
+  int32_t netAddrLen;
+  char netAddr[kNetAddressMax];
 };
 
 struct TransportOps {
@@ -34,7 +38,7 @@ struct TransportOps {
   // Create this rank's local resources and describe them in `self`.
   Status (*setup)(Context &ctx, PeerInfo &self);
   // Map the peers' resources (all ranks' PeerInfo known) and fill
-  // ctx.sendTo / ctx.recvFrom for every peer.
+  // ctx.sendTo / ctx.recvFrom for every peer it can connect.
   Status (*connect)(Context &ctx, const PeerInfo *all);
   // Called after every rank has connected (a barrier separates the two),
   // e.g. to unlink names so nothing leaks if a process dies.

@@ -9,7 +9,8 @@
 # after CHORUS_TEST_TIMEOUT seconds (600).
 #
 # Environment: MPIEXEC and MPIEXEC_FLAGS (configure's, passed by make; when
-# MPIEXEC_FLAGS is empty the flags are chosen here), CHORUS_TIMEOUT
+# MPIEXEC_FLAGS is empty the flags are chosen here), CHORUS_TEST_LAYOUT
+# (several nodes on this machine, see hostid-wrap.sh), CHORUS_TIMEOUT
 # (default 60 here, so that a hung collective fails with an error naming the
 # peer well before the outer timeout), any other CHORUS_* setting.
 set -u
@@ -50,11 +51,26 @@ CHORUS_ALGO=$algo
 CHORUS_TIMEOUT=${CHORUS_TIMEOUT:-60}
 export CHORUS_ALGO CHORUS_TIMEOUT
 
-echo "$mpirun -np $np $flags ./$prog $* (CHORUS_ALGO=$CHORUS_ALGO CHORUS_TIMEOUT=$CHORUS_TIMEOUT)"
+# Several nodes played on this machine: each rank's CHORUS_HOSTID comes from
+# CHORUS_TEST_LAYOUT (hostid-wrap.sh), and ranks on different "nodes" talk
+# over UCX's tcp transport unless UCX_TLS says otherwise.
+wrap=
+if [ -n "${CHORUS_TEST_LAYOUT:-}" ]; then
+  info=../../tools/chorus_info
+  if [ -x "$info" ] && ! "$info" </dev/null 2>/dev/null | grep -q "UCX *: yes"; then
+    echo "skipped: layout $CHORUS_TEST_LAYOUT needs the UCX transport, and this build has none"
+    exit 77
+  fi
+  wrap="$(cd "$(dirname "$0")" && pwd)/hostid-wrap.sh"
+  UCX_TLS=${UCX_TLS:-tcp}
+  export CHORUS_TEST_LAYOUT UCX_TLS
+fi
+
+echo "$mpirun -np $np $flags $wrap ./$prog $* (CHORUS_ALGO=$CHORUS_ALGO CHORUS_TIMEOUT=$CHORUS_TIMEOUT${CHORUS_TEST_LAYOUT:+ CHORUS_TEST_LAYOUT=$CHORUS_TEST_LAYOUT UCX_TLS=$UCX_TLS})"
 start=$(date +%s)
 # shellcheck disable=SC2086
 timeout --kill-after=10 "${CHORUS_TEST_TIMEOUT:-600}" \
-  "$mpirun" -np "$np" $flags "./$prog" "$@" </dev/null
+  "$mpirun" -np "$np" $flags $wrap "./$prog" "$@" </dev/null
 rc=$?
 echo "exit status $rc after $(( $(date +%s) - start )) s"
 if [ $rc = 124 ] || [ $rc = 137 ]; then

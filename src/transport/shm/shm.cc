@@ -79,16 +79,16 @@ Status shmConnect(Context &ctx, const PeerInfo *all) {
   const size_t fifoBytes = fifoFootprint(ctx.slotBytes, ctx.nslots);
   st->peerBase.assign(ctx.nranks, nullptr);
   for (int p = 0; p < ctx.nranks; ++p) {
-    if (p == ctx.rank) continue;
-    if (!shmCanConnect(all[ctx.rank], all[p])) return Status::Unsupported;
+    if (p == ctx.rank || !shmCanConnect(all[ctx.rank], all[p])) continue;  // another node: ucx
     CHORUS_CHECK(mapSegment(all[p].shmName, st->bytes, false, &st->peerBase[p]));
     // Our FIFO in p's segment is the one indexed by our rank, and p's FIFO
     // in ours is indexed by p.
     ctx.sendTo[p] = makeFifoEnd(st->peerBase[p] + fifoBytes * size_t(ctx.rank), ctx.slotBytes, ctx.nslots, p);
     ctx.recvFrom[p] = makeFifoEnd(st->local + fifoBytes * size_t(p), ctx.slotBytes, ctx.nslots, p);
   }
-  // Every rank's own FIFO (index = its rank) is its publish ring.
-  if (ctx.nranks <= kMaxPublishReaders) {
+  // Every rank's own FIFO (index = its rank) is its publish ring: for
+  // single-node communicators, where every reader maps it.
+  if (ctx.nranks <= kMaxPublishReaders && ctx.nnodes == 1) {
     ctx.publish.resize(ctx.nranks);
     for (int p = 0; p < ctx.nranks; ++p) {
       char *base = p == ctx.rank ? st->local : st->peerBase[p];

@@ -1,0 +1,37 @@
+// What the host primitives need from a network transport (ucx): FIFOs whose
+// other end is on another node live in local memory on both sides, and the
+// transport carries each message and each credit across.  The primitives
+// call these hooks right after they post to such a FIFO, and the waits call
+// progress() while they poll, so the receiver's primitives poll local
+// memory exactly as they do for shared memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/common.h"
+
+namespace chorus {
+
+struct FifoEnd;
+
+struct NetOps {
+  // Message `msg` of the send FIFO `e` was just posted locally: `bytes` of
+  // payload in its slot, or `lines` inline lines (flags included) when
+  // inline (lines > 0).
+  void (*postMessage)(void *net, const FifoEnd &e, uint64_t msg, size_t bytes, size_t lines);
+  // The receive FIFO `e` consumed messages up to its step: tell the sender.
+  void (*postCredit)(void *net, const FifoEnd &e);
+  // Run the network: deliver what arrived, complete what was sent.  Not Ok
+  // (with `text` filled) when `peer`, the rank the caller waits for, has
+  // failed or left.  A peer leaving is no error by itself: a rank that is
+  // done with a communicator may free it while others still drain its last
+  // messages (which arrived before it left) or send it credits it no longer
+  // needs.
+  Status (*progress)(void *net, int peer, char *text, size_t len);
+  // Wait until everything posted has left this process, so that no peer
+  // waits for a message stuck here after the collective returns.
+  Status (*flush)(void *net, int64_t timeoutNs, char *text, size_t len);
+};
+
+}  // namespace chorus

@@ -1,0 +1,393 @@
+// ucx transport: FIFOs to ranks on other nodes, carried by UCX active
+// messages.
+//
+// Both ends of such a FIFO live in local memory: the sender's copy (its
+// slots stage what it sends, its head receives the credits) and the
+// receiver's (slots, inline lines and tail filled on arrival).  The host
+// primitives post exactly as for shared memory and then call postMessage /
+// postCredit (transport/net.h); the receiver's primitives poll their local
+// tail, inline flags and head, calling progress() while they wait, which
+// runs the AM handlers below.  So nothing in the algorithms or primitives
+// knows the peer is remote.
+//
+// Why active messages rather than RMA puts: one AM carries a message and
+// makes it visible in order (the handler copies the payload, then raises the
+// tail), with no memory registration, no rkey exchange and no separate
+// fenced put of the counter; and UCX's tcp transport, which CI runs on,
+// emulates RMA in software anyway, so a put also needs the target to
+// progress.  Sends are forced eager (UCP_AM_SEND_FLAG_EAGER): handlers then
+// run in send order with the whole payload, so a tail never runs ahead of
+// the data it announces.  The cost is a copy on arrival; GPUDirect-style
+// zero copy would use RMA (or rendezvous AM) into registered slots.
+//
+// One UCP context per process (reference counted), one worker per
+// communicator context (single-threaded: only the thread running that
+// communicator's collective progresses it), one endpoint per remote peer,
+// made from the worker addresses exchanged in the bootstrap allgather.
+#include "transport/ucx/ucx.h"
+
+#include <time.h>
+#include <ucp/api/ucp.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "core/context.h"
+#include "core/log.h"
+
+namespace chorus {
+
+namespace {
+
+enum : unsigned { kAmData = 11, kAmCredit = 12 };
+
+// Header of every active message.  For data, `value` is the message number
+// (the FIFO step it fills); for credits, the receiver's consumed count.
+struct NetHeader {
+  int32_t src;    // the sender's rank in the communicator
+  uint32_t lines; // inline lines carried (0: a full-slot message)
+  uint64_t value;
+};
+
+struct UcxState {
+  Context *ctx = nullptr;
+  ucp_worker_h worker = nullptr;
+  std::vector<ucp_ep_h> eps;      // by rank; null for ranks on this node
+  char *memory = nullptr;         // the FIFO copies: [remote peer][send, recv]
+  struct Pending {
+    void *request;
+    NetHeader *header;  // read by UCX until the request completes
+  };
+  std::vector<Pending> pending;   // send requests not yet complete
+  std::vector<NetHeader *> freeHeaders;
+  std::vector<ucs_status_t> failed;  // by rank: why its endpoint failed (UCS_OK: alive)
+  bool epsCreated = false;
+};
+
+// The process-wide UCP context, shared by every communicator context.
+std::mutex g_ucpMutex;
+ucp_context_h g_ucp = nullptr;
+int g_ucpUsers = 0;
+
+int64_t nowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+Status acquireUcp() {
+  std::lock_guard<std::mutex> lock(g_ucpMutex);
+  if (g_ucpUsers++ > 0) return Status::Ok;
+  ucp_config_t *config = nullptr;
+  ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);  // UCX_TLS, UCX_NET_DEVICES... pass through
+  if (st == UCS_OK) {
+    ucp_params_t params = {};
+    params.field_mask = UCP_PARAM_FIELD_FEATURES;
+    params.features = UCP_FEATURE_AM;
+    st = ucp_init(&params, config, &g_ucp);
+    ucp_config_release(config);
+  }
+  if (st != UCS_OK) {
+    --g_ucpUsers;
+    g_ucp = nullptr;
+    CHORUS_WARN("UCX initialisation failed: %s", ucs_status_string(st));
+    return Status::SystemError;
+  }
+  return Status::Ok;
+}
+
+void releaseUcp() {
+  std::lock_guard<std::mutex> lock(g_ucpMutex);
+  if (--g_ucpUsers == 0 && g_ucp) {
+    ucp_cleanup(g_ucp);
+    g_ucp = nullptr;
+  }
+}
+
+UcxState *stateOf(Context &ctx) { return static_cast<UcxState *>(ctx.netState); }
+
+size_t fifoBytes(const Context &ctx) { return fifoFootprint(ctx.slotBytes, ctx.nslots); }
+
+// ---- arrival ---------------------------------------------------------------
+
+ucs_status_t onData(void *arg, const void *header, size_t headerLength, void *data, size_t length,
+                    const ucp_am_recv_param_t *param) {
+  auto *st = static_cast<UcxState *>(arg);
+  NetHeader h;
+  if (headerLength != sizeof h || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) return UCS_ERR_INVALID_PARAM;
+  memcpy(&h, header, sizeof h);
+  Context &ctx = *st->ctx;
+  if (h.src < 0 || h.src >= ctx.nranks) return UCS_ERR_INVALID_PARAM;
+  FifoEnd &e = ctx.recvFrom[size_t(h.src)];
+  // The sender had a credit for this message, so its slot is free here.
+  if (h.lines) memcpy(e.inlineSlot(h.value), data, std::min(length, size_t(h.lines) * kInlineLineBytes));
+  else if (length) memcpy(e.slot(h.value), data, std::min(length, e.slotBytes));
+  // Handlers run in send order: every earlier message is in place already.
+  storeRelease(&e.header->tail, h.value + 1);
+  return UCS_OK;
+}
+
+ucs_status_t onCredit(void *arg, const void *header, size_t headerLength, void *, size_t,
+                      const ucp_am_recv_param_t *) {
+  auto *st = static_cast<UcxState *>(arg);
+  NetHeader h;
+  if (headerLength != sizeof h) return UCS_ERR_INVALID_PARAM;
+  memcpy(&h, header, sizeof h);
+  Context &ctx = *st->ctx;
+  if (h.src < 0 || h.src >= ctx.nranks) return UCS_ERR_INVALID_PARAM;
+  FifoHeader *fifo = ctx.sendTo[size_t(h.src)].header;
+  if (h.value > fifo->head.value) storeRelease(&fifo->head, h.value);
+  return UCS_OK;
+}
+
+void onEndpointError(void *arg, ucp_ep_h ep, ucs_status_t status) {
+  auto *st = static_cast<UcxState *>(arg);
+  for (size_t p = 0; p < st->eps.size(); ++p)
+    if (st->eps[p] == ep && st->failed[p] == UCS_OK) st->failed[p] = status;
+}
+
+// ---- sending ---------------------------------------------------------------
+
+void send(UcxState &st, int peer, unsigned id, const NetHeader &h, const void *data, size_t bytes) {
+  ucp_request_param_t param = {};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  param.flags = UCP_AM_SEND_FLAG_EAGER;
+  // UCX reads the header until the send completes (1.13 has no flag to copy
+  // it), so it lives in a pool entry until then.  The payload is a FIFO slot
+  // of ours, which stays put until the peer's credit frees it.
+  NetHeader *held = st.freeHeaders.empty() ? new NetHeader : st.freeHeaders.back();
+  if (!st.freeHeaders.empty()) st.freeHeaders.pop_back();
+  *held = h;
+  ucs_status_ptr_t req = ucp_am_send_nbx(st.eps[size_t(peer)], id, held, sizeof *held, data, bytes, &param);
+  // A failed send fails the peer; a wait for it then says so.
+  if (UCS_PTR_IS_ERR(req) && st.failed[size_t(peer)] == UCS_OK) st.failed[size_t(peer)] = UCS_PTR_STATUS(req);
+  if (req && !UCS_PTR_IS_ERR(req)) st.pending.push_back({req, held});
+  else st.freeHeaders.push_back(held);
+}
+
+void ucxPostMessage(void *net, const FifoEnd &e, uint64_t msg, size_t bytes, size_t lines) {
+  auto &st = *static_cast<UcxState *>(net);
+  const NetHeader h{int32_t(st.ctx->rank), uint32_t(lines), msg};
+  if (lines) send(st, e.peer, kAmData, h, e.inlineSlot(msg), lines * kInlineLineBytes);
+  else send(st, e.peer, kAmData, h, e.slot(msg), bytes);
+}
+
+void ucxPostCredit(void *net, const FifoEnd &e) {
+  auto &st = *static_cast<UcxState *>(net);
+  send(st, e.peer, kAmCredit, NetHeader{int32_t(st.ctx->rank), 0, e.step}, nullptr, 0);
+}
+
+Status ucxProgress(void *net, int peer, char *text, size_t len) {
+  auto &st = *static_cast<UcxState *>(net);
+  while (ucp_worker_progress(st.worker) != 0) {
+  }
+  size_t kept = 0;
+  for (const UcxState::Pending &p : st.pending) {
+    const ucs_status_t s = ucp_request_check_status(p.request);
+    if (s == UCS_INPROGRESS) {
+      st.pending[kept++] = p;
+      continue;
+    }
+    // (A send that failed is one to a peer whose endpoint failed: the
+    // endpoint handler has named it.)
+    ucp_request_free(p.request);
+    st.freeHeaders.push_back(p.header);
+  }
+  st.pending.resize(kept);
+  if (peer < 0 || size_t(peer) >= st.failed.size() || st.failed[size_t(peer)] == UCS_OK) return Status::Ok;
+  snprintf(text, len, "rank %d: the UCX connection to rank %d failed (%s): that rank died, left the communicator "
+           "early or is unreachable", st.ctx->rank, peer, ucs_status_string(st.failed[size_t(peer)]));
+  return Status::SystemError;
+}
+
+Status waitRequest(UcxState &st, ucs_status_ptr_t req, int64_t timeoutNs, const char *what, char *text, size_t len) {
+  if (UCS_PTR_IS_ERR(req)) {
+    snprintf(text, len, "rank %d: UCX %s failed: %s", st.ctx->rank, what, ucs_status_string(UCS_PTR_STATUS(req)));
+    return Status::SystemError;
+  }
+  if (!req) return Status::Ok;
+  const int64_t start = nowNs();
+  ucs_status_t s;
+  while ((s = ucp_request_check_status(req)) == UCS_INPROGRESS) {
+    ucp_worker_progress(st.worker);
+    if (timeoutNs > 0 && nowNs() - start > timeoutNs) {
+      snprintf(text, len, "rank %d: UCX %s did not complete within CHORUS_TIMEOUT", st.ctx->rank, what);
+      ucp_request_cancel(st.worker, req);
+      ucp_request_free(req);
+      return Status::Timeout;
+    }
+  }
+  ucp_request_free(req);
+  if (s != UCS_OK) {
+    snprintf(text, len, "rank %d: UCX %s failed: %s", st.ctx->rank, what, ucs_status_string(s));
+    return Status::SystemError;
+  }
+  return Status::Ok;
+}
+
+Status ucxFlush(void *net, int64_t timeoutNs, char *text, size_t len) {
+  auto &st = *static_cast<UcxState *>(net);
+  const int64_t start = nowNs();
+  while (!st.pending.empty()) {
+    ucxProgress(net, -1, text, len);
+    if (timeoutNs > 0 && nowNs() - start > timeoutNs) {
+      snprintf(text, len, "rank %d: %zu UCX sends did not complete within CHORUS_TIMEOUT", st.ctx->rank,
+               st.pending.size());
+      return Status::Timeout;
+    }
+  }
+  ucp_request_param_t param = {};
+  const Status s = waitRequest(st, ucp_worker_flush_nbx(st.worker, &param), timeoutNs, "flush", text, len);
+  // A flush fails when some peer's endpoint did (it left, or died): what
+  // matters is whether anyone waits for that peer, which its waits decide.
+  for (ucs_status_t f : st.failed)
+    if (f != UCS_OK) return s == Status::Timeout ? s : Status::Ok;
+  return s;
+}
+
+// ---- the transport's operations -----------------------------------------------
+
+bool ucxCanConnect(const PeerInfo &self, const PeerInfo &peer) {
+  return self.hostHash != peer.hostHash && peer.netAddrLen > 0;
+}
+
+Status ucxSetup(Context &ctx, PeerInfo &self) {
+  CHORUS_CHECK(acquireUcp());
+  auto *st = new UcxState;
+  st->ctx = &ctx;
+  ctx.netState = st;
+  ucp_worker_params_t wp = {};
+  wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+  ucs_status_t s = ucp_worker_create(g_ucp, &wp, &st->worker);
+  if (s != UCS_OK) {
+    CHORUS_WARN("ucp_worker_create failed: %s", ucs_status_string(s));
+    return Status::SystemError;
+  }
+  ucp_am_handler_param_t hp = {};
+  hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG |
+                  UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+  hp.flags = UCP_AM_FLAG_WHOLE_MSG;
+  hp.arg = st;
+  hp.id = kAmData;
+  hp.cb = onData;
+  s = ucp_worker_set_am_recv_handler(st->worker, &hp);
+  if (s == UCS_OK) {
+    hp.id = kAmCredit;
+    hp.cb = onCredit;
+    s = ucp_worker_set_am_recv_handler(st->worker, &hp);
+  }
+  if (s != UCS_OK) {
+    CHORUS_WARN("ucp_worker_set_am_recv_handler failed: %s", ucs_status_string(s));
+    return Status::SystemError;
+  }
+  ucp_worker_attr_t attr = {};
+  attr.field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS | UCP_WORKER_ATTR_FIELD_ADDRESS_FLAGS;
+  attr.address_flags = UCP_WORKER_ADDRESS_FLAG_NET_ONLY;
+  s = ucp_worker_query(st->worker, &attr);
+  if (s != UCS_OK) {
+    CHORUS_WARN("ucp_worker_query failed: %s", ucs_status_string(s));
+    return Status::SystemError;
+  }
+  const bool fits = attr.address_length <= sizeof self.netAddr;
+  if (fits) {
+    memcpy(self.netAddr, attr.address, attr.address_length);
+    self.netAddrLen = int32_t(attr.address_length);
+  }
+  ucp_worker_release_address(st->worker, attr.address);
+  if (!fits) {
+    CHORUS_WARN("the UCX worker address takes %zu bytes, more than the %zu the bootstrap carries (narrow UCX_TLS "
+                "or UCX_NET_DEVICES)",
+                size_t(attr.address_length), sizeof self.netAddr);
+    return Status::Unsupported;
+  }
+  CHORUS_INFO(kSubsysNet, "UCX worker ready, address of %d bytes", int(self.netAddrLen));
+  return Status::Ok;
+}
+
+Status ucxConnect(Context &ctx, const PeerInfo *all) {
+  UcxState &st = *stateOf(ctx);
+  std::vector<int> remote;
+  for (int p = 0; p < ctx.nranks; ++p)
+    if (p != ctx.rank && ucxCanConnect(all[ctx.rank], all[p])) remote.push_back(p);
+  st.eps.assign(size_t(ctx.nranks), nullptr);
+  st.failed.assign(size_t(ctx.nranks), UCS_OK);
+  const size_t bytes = fifoBytes(ctx);
+  if (!remote.empty()) {
+    st.memory = static_cast<char *>(aligned_alloc(kFifoAlign, bytes * 2 * remote.size()));
+    if (!st.memory) {
+      CHORUS_WARN("no memory for %zu UCX FIFOs of %zu bytes", 2 * remote.size(), bytes);
+      return Status::SystemError;
+    }
+    memset(st.memory, 0, bytes * 2 * remote.size());
+  }
+  for (size_t i = 0; i < remote.size(); ++i) {
+    const int p = remote[i];
+    ucp_ep_params_t ep = {};
+    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    ep.address = reinterpret_cast<const ucp_address_t *>(all[p].netAddr);
+    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+    ep.err_handler.cb = onEndpointError;
+    ep.err_handler.arg = &st;
+    const ucs_status_t s = ucp_ep_create(st.worker, &ep, &st.eps[size_t(p)]);
+    if (s != UCS_OK) {
+      CHORUS_WARN("UCX endpoint to rank %d failed: %s", p, ucs_status_string(s));
+      return Status::SystemError;
+    }
+    char *sendCopy = st.memory + bytes * 2 * i, *recvCopy = sendCopy + bytes;
+    ctx.sendTo[size_t(p)] = makeFifoEnd(sendCopy, ctx.slotBytes, ctx.nslots, p);
+    ctx.recvFrom[size_t(p)] = makeFifoEnd(recvCopy, ctx.slotBytes, ctx.nslots, p);
+    ctx.sendTo[size_t(p)].remote = ctx.recvFrom[size_t(p)].remote = 1;
+  }
+  st.epsCreated = true;
+  CHORUS_INFO(kSubsysNet, "UCX endpoints to %zu ranks on other nodes", remote.size());
+  return Status::Ok;
+}
+
+Status ucxPostConnect(Context &) { return Status::Ok; }
+
+Status ucxFree(Context &ctx) {
+  UcxState *st = stateOf(ctx);
+  if (!st) return Status::Ok;
+  char text[256];
+  if (st->worker) {
+    // Whatever was posted leaves first, within a bounded time: a dead peer
+    // must not hang the teardown.
+    ucxFlush(st, 10ll * 1000000000, text, sizeof text);
+    for (const UcxState::Pending &p : st->pending) {
+      ucp_request_cancel(st->worker, p.request);
+      ucp_request_free(p.request);
+      st->freeHeaders.push_back(p.header);
+    }
+    st->pending.clear();
+    for (ucp_ep_h &ep : st->eps) {
+      if (!ep) continue;
+      ucp_request_param_t param = {};
+      param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+      param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+      waitRequest(*st, ucp_ep_close_nbx(ep, &param), 10ll * 1000000000, "endpoint close", text, sizeof text);
+      ep = nullptr;
+    }
+    ucp_worker_destroy(st->worker);
+  }
+  free(st->memory);
+  for (NetHeader *h : st->freeHeaders) delete h;
+  delete st;
+  ctx.netState = nullptr;
+  releaseUcp();
+  return Status::Ok;
+}
+
+const NetOps kUcxNetOps = {ucxPostMessage, ucxPostCredit, ucxProgress, ucxFlush};
+
+}  // namespace
+
+const TransportOps kUcxTransport = {"ucx", ucxCanConnect, ucxSetup, ucxConnect, ucxPostConnect, ucxFree};
+const NetOps &ucxNetOps() { return kUcxNetOps; }
+
+}  // namespace chorus

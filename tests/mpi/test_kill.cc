@@ -1,0 +1,73 @@
+// A rank killed in the middle of a run of collectives (SIGKILL: no handler,
+// no goodbye): every survivor must get an error, not a hang, within
+// CHORUS_TIMEOUT plus a margin, naming a rank; a survivor that waited on the
+// dead rank itself must name it.  Run by kill-*.test under several node
+// layouts, so the dead rank is reached over UCX (its endpoint fails) or
+// shared memory (the timeout fires).  MPI cannot be trusted after a rank
+// died, so there is no Boost.Test here: each survivor prints one PASS or
+// FAIL line, waits until every survivor has had the time to print its own
+// (mpirun ends the whole job when the first rank leaves), then aborts; the
+// script counts the lines.
+#include <mpi.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "chorus.h"
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm c;
+  MPI_Comm_dup(MPI_COMM_WORLD, &c);
+  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  const char *t = std::getenv("CHORUS_TIMEOUT");
+  const double timeout = t ? std::atof(t) : 300;
+  const int victim = size - 1;
+  std::vector<double> in(1 << 16, 1.0), out(in.size());
+  double killedAt = 0;
+  // Every survivor's result is printed by then: leave (taking the job down).
+  auto leave = [&](int code) {
+    fflush(stdout);
+    while (MPI_Wtime() < killedAt + timeout + 8) usleep(100000);
+    MPI_Abort(MPI_COMM_SELF, code);
+  };
+  for (int round = 0; round < 10; ++round) {
+    if (round == 5) {
+      if (rank == victim) raise(SIGKILL);
+      killedAt = MPI_Wtime();
+    }
+    const double t0 = MPI_Wtime();
+    const int rc = MPIX_Allreduce_gpu(in.data(), out.data(), MPI_Count(in.size()), MPI_DOUBLE, MPI_SUM, c);
+    const double waited = MPI_Wtime() - t0;
+    if (rc == MPI_SUCCESS) {
+      if (round >= 5) {
+        printf("FAIL rank %d: allreduce %d succeeded although rank %d is dead\n", rank, round, victim);
+        leave(1);
+      }
+      if (out[0] != double(size)) {
+        printf("FAIL rank %d: allreduce %d gave %g, want %d\n", rank, round, out[0], size);
+        leave(1);
+      }
+      continue;
+    }
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    const std::string text(msg, size_t(len));
+    const bool namesRank = text.find("rank ") != std::string::npos;
+    const bool inTime = waited < timeout + 10;
+    const bool ok = round == 5 && namesRank && inTime;
+    printf("%s rank %d: allreduce %d failed after %.1f s: %s\n", ok ? "PASS" : "FAIL", rank, round, waited,
+           text.c_str());
+    leave(ok ? 0 : 1);
+  }
+  printf("FAIL rank %d: no error in 10 allreduces\n", rank);
+  leave(1);
+}
