@@ -7,7 +7,7 @@ np=$1
 mpirun=${MPIEXEC:-mpirun}
 command -v "$mpirun" >/dev/null 2>&1 || { echo "skipped: $mpirun not found"; exit 77; }
 [ -x ./test_kill ] || { echo "skipped: ./test_kill not built"; exit 77; }
-"$mpirun" --version 2>&1 </dev/null | grep -q "Open MPI" || { echo "skipped: needs Open MPI's mpirun flags"; exit 77; }
+"$mpirun" --version 2>&1 </dev/null | grep -q "Open MPI\|OpenRTE" || { echo "skipped: needs Open MPI's mpirun flags"; exit 77; }
 info=../../tools/chorus_info
 if [ -n "${CHORUS_TEST_LAYOUT:-}" ] && [ -x "$info" ] && ! "$info" </dev/null 2>/dev/null | grep -q "UCX *: yes"; then
   echo "skipped: layout $CHORUS_TEST_LAYOUT needs the UCX transport"; exit 77
