@@ -86,12 +86,10 @@ uint64_t fnv1a(const char *text, uint64_t h = 1469598103934665603ull) {
   return h;
 }
 
-// This process's node: CHORUS_HOSTID when set, else the host name and the
-// kernel's boot id (two containers or VMs with one host name are then still
-// told apart, and a reboot never matches a stale identity).
-uint64_t hostIdentity() {
-  const char *forced = paramString(ParamId::HostId);
-  if (forced && *forced) return fnv1a(forced, fnv1a("CHORUS_HOSTID="));
+// The machine this process runs on: the host name and the kernel's boot id
+// (two containers or VMs with one host name are then still told apart, and
+// a reboot never matches a stale identity).
+uint64_t machineIdentity() {
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
   uint64_t h = fnv1a(host);
@@ -101,6 +99,13 @@ uint64_t hostIdentity() {
     fclose(f);
   }
   return h;
+}
+
+// This process's node: CHORUS_HOSTID when set, else its machine.
+uint64_t hostIdentity() {
+  const char *forced = paramString(ParamId::HostId);
+  if (forced && *forced) return fnv1a(forced, fnv1a("CHORUS_HOSTID="));
+  return machineIdentity();
 }
 
 // Node indices in order of each node's first rank; this rank's place in its node.
@@ -138,8 +143,16 @@ Status bootstrap(Context &ctx) {
   PeerInfo self{};
   self.hostHash = hostIdentity();
   self.pid = getpid();
-  std::vector<uint64_t> hosts(size_t(ctx.nranks));
-  CHORUS_MPICHECK(MPI_Allgather(&self.hostHash, 1, MPI_UINT64_T, hosts.data(), 1, MPI_UINT64_T, comm));
+  // Node and machine of every rank.  They differ when CHORUS_HOSTID plays
+  // several nodes on one machine, whose cores the ranks still share.
+  const uint64_t mine[2] = {self.hostHash, machineIdentity()};
+  std::vector<uint64_t> both(2 * size_t(ctx.nranks)), hosts(size_t(ctx.nranks));
+  CHORUS_MPICHECK(MPI_Allgather(mine, 2, MPI_UINT64_T, both.data(), 2, MPI_UINT64_T, comm));
+  int onMachine = 0;
+  for (int r = 0; r < ctx.nranks; ++r) {
+    hosts[size_t(r)] = both[2 * size_t(r)];
+    onMachine += both[2 * size_t(r) + 1] == mine[1];
+  }
   assignNodes(ctx, hosts);
   self.nodeRank = ctx.nodeRank;
   if (ctx.nnodes > 1) {
@@ -190,7 +203,7 @@ Status bootstrap(Context &ctx) {
   }
 #endif
   int64_t spin = paramInt(ParamId::SpinCount);
-  const bool oversubscribed = ctx.nodeSize > topoUsableCores();
+  const bool oversubscribed = onMachine > topoUsableCores();
   ch.spinCount = spin >= 0 ? int(spin) : (oversubscribed ? 0 : 20000);
   CHORUS_INFO(kSubsysInit, "context ready: %d ranks on %d node(s) (%d here), transport %s%s, %d slots of %zu bytes, %s",
               ctx.nranks, ctx.nnodes, ctx.nodeSize, ctx.transport->name, ctx.netTransport ? "+ucx" : "", ctx.nslots,
