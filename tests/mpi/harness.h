@@ -128,6 +128,15 @@ class Checker {
 // Roots tried by reduce and bcast: 0, the last rank and a middle one.
 std::vector<int> testRoots(int nranks);
 
+// Helpers shared by harness.cc and harness_types.cc.
+uint64_t mix(uint64_t x);  // splitmix64 finaliser
+uint64_t elemHash(uint64_t seed, int rank, size_t index);
+// n random bytes (any type's copy input).
+void fillBytes(void *buf, size_t n, Gen gen, uint64_t seed, int rank, int nranks, size_t first);
+// Toggle the sign bit of n little-endian integers of `size` bytes.
+void flipTopBits(unsigned char *buf, size_t size, size_t n);
+MPI_Datatype signedIntOfSize(size_t size);
+
 // MPI_Error_string of a return code.
 std::string errorString(int code);
 
