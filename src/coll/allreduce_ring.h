@@ -13,7 +13,7 @@ CHORUS_HOST_DEVICE void allreduceRing(const CollArgs &a, Prims &prims) {
   const T *src = static_cast<const T *>(a.sendbuf);
   T *dst = static_cast<T *>(a.recvbuf);
   const int n = a.nranks;
-  const Ring ring{a.rank, n};
+  const Ring ring = ringOf(a);
   const BlockPartition blocks(a.count, n);
   prims.connect1(ring.prev(), ring.next());
 

@@ -11,7 +11,7 @@ namespace chorus {
 template <typename T, typename Prims>
 CHORUS_HOST_DEVICE void bcastChain(const CollArgs &a, Prims &prims) {
   T *buf = static_cast<T *>(a.recvbuf);
-  const Ring ring{a.rank, a.nranks};
+  const Ring ring = ringOf(a);
   const int pos = ring.distanceFrom(a.root);
   const bool last = pos == a.nranks - 1;
   prims.connect1(pos == 0 ? -1 : ring.prev(), last ? -1 : ring.next());

@@ -2,6 +2,7 @@
 // device executors.  Counts are in elements of the algorithm's type.
 #pragma once
 
+#include "coll/patterns.h"
 #include "core/common.h"
 
 namespace chorus {
@@ -15,6 +16,11 @@ struct CollArgs {
   int rank;
   int nranks;
   size_t sliceElems;    // largest slice one primitive call moves (<= a FIFO slot)
+  // The ring's order of the ranks and its inverse (Ring); null: rank order.
+  const int *ringOrder = nullptr;
+  const int *ringWhere = nullptr;
 };
+
+CHORUS_HOST_DEVICE inline Ring ringOf(const CollArgs &a) { return Ring{a.rank, a.nranks, a.ringOrder, a.ringWhere}; }
 
 }  // namespace chorus

@@ -26,6 +26,10 @@ struct HostChannel {
   // transport's hooks and state.
   const NetOps *netOps = nullptr;
   void *net = nullptr;
+  // The rings' order of the ranks, grouped by node, and its inverse (null on
+  // one node: rank order).  See Ring in patterns.h.
+  const int *ringOrder = nullptr;
+  const int *ringWhere = nullptr;
   char errorText[256] = "";     // what failed, for the MPI error string
 };
 

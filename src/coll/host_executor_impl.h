@@ -29,6 +29,8 @@ inline CollArgs makeArgs(const HostChannel &ch, const CollRequest &req, size_t e
   a.rank = ch.rank;
   a.nranks = ch.nranks;
   a.sliceElems = ch.slotBytes / elemSize;
+  a.ringOrder = ch.ringOrder;
+  a.ringWhere = ch.ringWhere;
   return a;
 }
 

@@ -11,20 +11,30 @@ CHORUS_HOST_DEVICE constexpr size_t divUp(size_t a, size_t b) { return (a + b - 
 CHORUS_HOST_DEVICE constexpr size_t minSize(size_t a, size_t b) { return a < b ? a : b; }
 CHORUS_HOST_DEVICE constexpr int mod(int a, int n) { return ((a % n) + n) % n; }
 
-// The ring follows rank order: data flows from rank r to rank r+1.
+// The ring: data flows from each position to the next.  `order` lists the
+// ranks by position (null: rank order), `where` is its inverse (rank ->
+// position); the executor orders ranks by node so that the ring crosses each
+// node boundary once.  Blocks are indexed by rank, whatever the order, so
+// reduce-scatter and allgather leave every rank's block where MPI puts it.
 struct Ring {
   int rank, nranks;
-  CHORUS_HOST_DEVICE int next() const { return mod(rank + 1, nranks); }
-  CHORUS_HOST_DEVICE int prev() const { return mod(rank - 1, nranks); }
-  // Ring reduce-scatter: at step k (0..n-1) rank r handles block r-1-k, so
-  // that after n-1 steps each rank holds the fully reduced block of its own
-  // index -- the layout MPI_Reduce_scatter_block asks for.
-  CHORUS_HOST_DEVICE int reduceScatterBlock(int step) const { return mod(rank - 1 - step, nranks); }
-  // Ring allgather: at step k rank r forwards block r-k.
-  CHORUS_HOST_DEVICE int allgatherBlock(int step) const { return mod(rank - step, nranks); }
-  // Position of this rank in a chain that starts right after `root`'s
-  // predecessor... i.e. distance from `root` along the ring (root = 0).
-  CHORUS_HOST_DEVICE int distanceFrom(int root) const { return mod(rank - root, nranks); }
+  const int *order = nullptr, *where = nullptr;
+  CHORUS_HOST_DEVICE int positionOf(int r) const { return where ? where[r] : r; }
+  CHORUS_HOST_DEVICE int rankAt(int position) const {
+    const int p = mod(position, nranks);
+    return order ? order[p] : p;
+  }
+  CHORUS_HOST_DEVICE int next() const { return rankAt(positionOf(rank) + 1); }
+  CHORUS_HOST_DEVICE int prev() const { return rankAt(positionOf(rank) - 1); }
+  // Ring reduce-scatter: at step k (0..n-1) the rank at position p handles
+  // the block of the rank at p-1-k, so that after n-1 steps each rank holds
+  // the fully reduced block of its own index -- the layout
+  // MPI_Reduce_scatter_block asks for.
+  CHORUS_HOST_DEVICE int reduceScatterBlock(int step) const { return rankAt(positionOf(rank) - 1 - step); }
+  // Ring allgather: at step k the rank at position p forwards p-k's block.
+  CHORUS_HOST_DEVICE int allgatherBlock(int step) const { return rankAt(positionOf(rank) - step); }
+  // Distance from `root` along the ring (root = 0): a chain's position.
+  CHORUS_HOST_DEVICE int distanceFrom(int root) const { return mod(positionOf(rank) - positionOf(root), nranks); }
 };
 
 // `count` elements cut into `nblocks` contiguous blocks of divUp(count,

@@ -39,7 +39,7 @@ void allreduceRingPublish(const CollArgs &a, Prims &prims) {
   const T *src = static_cast<const T *>(a.sendbuf);
   T *dst = static_cast<T *>(a.recvbuf);
   const int n = a.nranks;
-  const Ring ring{a.rank, n};
+  const Ring ring = ringOf(a);
   const BlockPartition blocks(a.count, n);
 
   for (size_t off = 0; off < blocks.blockElems && prims.ok(); off += a.sliceElems) {

@@ -12,7 +12,7 @@ template <typename T, typename Prims>
 CHORUS_HOST_DEVICE void reduceChain(const CollArgs &a, Prims &prims) {
   const T *src = static_cast<const T *>(a.sendbuf);
   T *dst = static_cast<T *>(a.recvbuf);
-  const Ring ring{a.rank, a.nranks};
+  const Ring ring = ringOf(a);
   // Position along the chain: the root's successor is first, the root last.
   const int pos = mod(ring.distanceFrom(a.root) - 1, a.nranks);
   const bool first = pos == 0, root = a.rank == a.root;

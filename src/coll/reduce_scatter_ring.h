@@ -13,7 +13,7 @@ CHORUS_HOST_DEVICE void reduceScatterRing(const CollArgs &a, Prims &prims) {
   const T *src = static_cast<const T *>(a.sendbuf);
   T *dst = static_cast<T *>(a.recvbuf);
   const int n = a.nranks;
-  const Ring ring{a.rank, n};
+  const Ring ring = ringOf(a);
   prims.connect1(ring.prev(), ring.next());
 
   for (size_t off = 0; off < a.count && prims.ok(); off += a.sliceElems) {

@@ -118,6 +118,16 @@ void assignNodes(Context &ctx, const std::vector<uint64_t> &hosts) {
       if (hosts[size_t(q)] == hosts[size_t(r)]) ctx.nodeOf[size_t(q)] = ctx.nnodes;
     ++ctx.nnodes;
   }
+  // The rings visit the nodes one after another (the ranks of a node in
+  // rank order), so each ring crosses every node boundary once.
+  if (ctx.nnodes > 1) {
+    ctx.ringOrder.clear();
+    for (int node = 0; node < ctx.nnodes; ++node)
+      for (int r = 0; r < ctx.nranks; ++r)
+        if (ctx.nodeOf[size_t(r)] == node) ctx.ringOrder.push_back(r);
+    ctx.ringWhere.assign(size_t(ctx.nranks), 0);
+    for (int p = 0; p < ctx.nranks; ++p) ctx.ringWhere[size_t(ctx.ringOrder[size_t(p)])] = p;
+  }
   ctx.nodeRank = ctx.nodeSize = 0;
   for (int r = 0; r < ctx.nranks; ++r) {
     if (ctx.nodeOf[size_t(r)] != ctx.nodeOf[size_t(ctx.rank)]) continue;
@@ -196,6 +206,10 @@ Status bootstrap(Context &ctx) {
   ch.slotBytes = ctx.slotBytes;
   ch.scratch = ctx.scratch.data();
   ch.timeoutNs = paramInt(ParamId::Timeout) * 1000000000ll;
+  if (!ctx.ringOrder.empty()) {
+    ch.ringOrder = ctx.ringOrder.data();
+    ch.ringWhere = ctx.ringWhere.data();
+  }
 #ifdef CHORUS_HAVE_UCX
   if (ctx.netTransport) {
     ch.netOps = &ucxNetOps();

@@ -24,6 +24,7 @@ struct Context {
   int nodeRank = 0, nodeSize = 1;
   int nnodes = 1;
   std::vector<int> nodeOf;                // node index (0..nnodes-1, in order of first rank) by rank
+  std::vector<int> ringOrder, ringWhere;  // ranks grouped by node, and the inverse (several nodes only)
   std::vector<PeerInfo> peers;
   std::vector<FifoEnd> sendTo, recvFrom;  // indexed by peer rank
   std::vector<FifoEnd> publish;           // publish rings, indexed by owner rank (empty: none)

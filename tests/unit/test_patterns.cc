@@ -2,6 +2,7 @@
 // with plain arrays: every block must end where MPI puts it.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
@@ -54,6 +55,53 @@ BOOST_AUTO_TEST_CASE(ring_allgather_visits_every_block_once) {
       BOOST_TEST(seen.size() == size_t(n));
       BOOST_TEST(Ring({r, n}).allgatherBlock(0) == r);
     }
+}
+
+// A ring in node order (ranks interleaved over 3 nodes, as a round-robin
+// placement gives): the same simulation as above, with the ranks visited in
+// `order`.  Blocks stay indexed by rank, every hop goes to the next position,
+// and the ring crosses each node boundary exactly once.
+BOOST_AUTO_TEST_CASE(ordered_ring_reduce_scatter_allgather_and_chains) {
+  for (int n = 2; n <= 9; ++n) {
+    std::vector<int> order, where(n);
+    for (int node = 0; node < 3; ++node)
+      for (int r = node; r < n; r += 3) order.push_back(r);
+    for (int p = 0; p < n; ++p) where[order[p]] = p;
+    auto ringOfRank = [&](int r) { return Ring{r, n, order.data(), where.data()}; };
+    int crossings = 0;
+    for (int p = 0; p < n; ++p) {
+      const Ring ring = ringOfRank(order[p]);
+      BOOST_TEST(ring.next() == order[(p + 1) % n]);
+      BOOST_TEST(ringOfRank(ring.next()).prev() == order[p]);
+      crossings += order[p] % 3 != ring.next() % 3;
+    }
+    // Once into each node present (n >= 2 means at least 2 nodes).
+    BOOST_TEST(crossings == std::min(n, 3), "n=" << n << ": the ring crosses node boundaries " << crossings << " times");
+    std::vector<std::vector<std::set<int>>> held(n, std::vector<std::set<int>>(n));
+    for (int r = 0; r < n; ++r)
+      for (int b = 0; b < n; ++b) held[r][b] = {r};
+    std::vector<std::set<int>> inFlight(n);
+    for (int k = 0; k < n - 1; ++k) {
+      for (int r = 0; r < n; ++r) inFlight[ringOfRank(r).next()] = held[r][ringOfRank(r).reduceScatterBlock(k)];
+      for (int r = 0; r < n; ++r) {
+        const int b = ringOfRank(r).reduceScatterBlock(k + 1);
+        BOOST_TEST(ringOfRank(ringOfRank(r).prev()).reduceScatterBlock(k) == b);
+        held[r][b].insert(inFlight[r].begin(), inFlight[r].end());
+      }
+    }
+    for (int r = 0; r < n; ++r) {
+      BOOST_TEST(held[r][r].size() == size_t(n), "n=" << n << " rank " << r);
+      std::set<int> seen;
+      for (int k = 0; k < n; ++k) seen.insert(ringOfRank(r).allgatherBlock(k));
+      BOOST_TEST(seen.size() == size_t(n));
+      BOOST_TEST(ringOfRank(r).allgatherBlock(0) == r);
+      // A chain from any root visits every position once.
+      std::set<int> dist;
+      for (int q = 0; q < n; ++q) dist.insert(ringOfRank(q).distanceFrom(r));
+      BOOST_TEST(dist.size() == size_t(n));
+      BOOST_TEST(ringOfRank(r).distanceFrom(r) == 0);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(block_partition_covers_exactly) {
