@@ -30,6 +30,16 @@ struct HostChannel {
   // one node: rank order).  See Ring in patterns.h.
   const int *ringOrder = nullptr;
   const int *ringWhere = nullptr;
+  // Nodes of equal size (hierarchical allreduce, allreduce_hierarchical.h):
+  // this node's ranks and the ranks of our local index on every node, with
+  // our place in each; nlocal == 0 when the nodes differ in size or there is
+  // one node.
+  const int *localRanks = nullptr;
+  int nlocal = 0, localIndex = 0;
+  const int *crossRanks = nullptr;
+  int ncross = 0, crossIndex = 0;
+  // While a phase runs on a group: the group's index -> communicator rank.
+  const int *group = nullptr;
   char errorText[256] = "";     // what failed, for the MPI error string
 };
 

@@ -4,6 +4,7 @@
 
 #include "coll/allgather_ring.h"
 #include "coll/allreduce_direct.h"
+#include "coll/allreduce_hierarchical.h"
 #include "coll/allreduce_ring.h"
 #include "coll/allreduce_tree.h"
 #include "coll/alltoall_pairwise.h"
@@ -51,6 +52,8 @@ Status runReduction(HostChannel &ch, const CollRequest &req) {
         allreduceDirect<T>(a, prims, scratch);
       } else if (req.algo == Algo::Publish && prims.canPublish()) {
         allreduceRingPublish<T>(a, prims);
+      } else if (req.algo == Algo::Hierarchical && ch.nlocal > 1) {
+        allreduceHierarchical<T, Func>(a, ch);
       } else {
         allreduceRing<T>(a, prims);
       }

@@ -33,8 +33,10 @@ class HostPrims {
   void connect(const int *recvPeers, int nrecv, const int *sendPeers, int nsend, int srcPosition = 0) {
     nrecv_ = nrecv;
     nsend_ = nsend;
-    for (int i = 0; i < nrecv; ++i) recv_[i] = &ch_.recvFrom[recvPeers[i]];
-    for (int i = 0; i < nsend; ++i) send_[i] = &ch_.sendTo[sendPeers[i]];
+    // Peers are group indices while a hierarchical phase runs (ch_.group).
+    const int *g = ch_.group;
+    for (int i = 0; i < nrecv; ++i) recv_[i] = &ch_.recvFrom[g ? g[recvPeers[i]] : recvPeers[i]];
+    for (int i = 0; i < nsend; ++i) send_[i] = &ch_.sendTo[g ? g[sendPeers[i]] : sendPeers[i]];
     srcPosition_ = srcPosition;
   }
   void connect1(int recvPeer, int sendPeer) {

@@ -14,7 +14,7 @@ const char *collName(Coll c) {
 
 const char *algoName(Algo a) {
   static const char *const names[] = {"ring", "tree", "direct", "chain", "pairwise", "dissemination", "local",
-                                      "publish"};
+                                      "publish", "hierarchical"};
   return a < Algo::Count ? names[int(a)] : "?";
 }
 
@@ -64,7 +64,7 @@ size_t limitFromParam(ParamId id, size_t measured) {
 
 bool directFits(int nranks) { return nranks <= kMaxDirectRanks; }
 
-enum class Forced { None, Ring, Tree, Direct, Publish };
+enum class Forced { None, Ring, Tree, Direct, Publish, Hierarchical };
 
 Forced forcedAlgo() {
   const char *algo = paramString(ParamId::Algo);
@@ -72,12 +72,13 @@ Forced forcedAlgo() {
   if (!strcasecmp(algo, "tree")) return Forced::Tree;
   if (!strcasecmp(algo, "direct")) return Forced::Direct;
   if (!strcasecmp(algo, "publish")) return Forced::Publish;
+  if (!strcasecmp(algo, "hierarchical")) return Forced::Hierarchical;
   return Forced::None;
 }
 
 }  // namespace
 
-Plan planCollective(Coll coll, size_t bytes, int nranks) {
+Plan planCollective(Coll coll, size_t bytes, int nranks, bool equalNodes) {
   if (nranks == 1) return {Algo::Local, "a single rank"};
   if (coll == Coll::Barrier) return {Algo::Dissemination, "the only barrier"};
   if (coll == Coll::Alltoall) return {Algo::Pairwise, "the only alltoall"};
@@ -90,12 +91,16 @@ Plan planCollective(Coll coll, size_t bytes, int nranks) {
   if (forced == Forced::Direct && directFits(nranks)) return {Algo::Direct, "CHORUS_ALGO=direct"};
   const bool hasPublish = coll == Coll::Allgather || coll == Coll::Bcast || coll == Coll::Allreduce;
   if (forced == Forced::Publish && hasPublish) return {Algo::Publish, "CHORUS_ALGO=publish"};
+  if (forced == Forced::Hierarchical && hasTree && equalNodes) return {Algo::Hierarchical, "CHORUS_ALGO=hierarchical"};
 
   const size_t directMax = limitFromParam(ParamId::DirectMaxBytes, directMaxBytes(coll, nranks));
   if (bytes <= directMax && directFits(nranks)) return {Algo::Direct, "small message: one-shot is fastest"};
   const size_t treeMax = limitFromParam(ParamId::TreeMaxBytes, kTreeMaxBytes);
   if (hasTree && nranks >= kTreeMinRanks && bytes <= treeMax)
     return {Algo::Tree, "latency-bound size: tree depth log2(n) beats the ring's n-1 steps"};
+  if (hasTree && equalNodes)
+    return {Algo::Hierarchical, "bandwidth-bound size on several nodes: reduce-scatter in the node, allreduce "
+                                "across, allgather in the node"};
   if (hasPublish && nranks >= kPublishMinRanks)
     return {Algo::Publish, "large message: each finished slice written once, read by every rank"};
   return {ringLike, "bandwidth-bound size: pipelined ring"};

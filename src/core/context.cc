@@ -134,6 +134,17 @@ void assignNodes(Context &ctx, const std::vector<uint64_t> &hosts) {
     if (r < ctx.rank) ++ctx.nodeRank;
     ++ctx.nodeSize;
   }
+  // The hierarchical allreduce's groups, when every node has nodeSize ranks.
+  std::vector<std::vector<int>> nodes(size_t(ctx.nnodes));
+  for (int r = 0; r < ctx.nranks; ++r) nodes[size_t(ctx.nodeOf[size_t(r)])].push_back(r);
+  bool equal = ctx.nnodes > 1 && ctx.nodeSize > 1;
+  for (const std::vector<int> &n : nodes) equal = equal && int(n.size()) == ctx.nodeSize;
+  ctx.localRanks.clear();
+  ctx.crossRanks.clear();
+  if (equal) {
+    ctx.localRanks = nodes[size_t(ctx.nodeOf[size_t(ctx.rank)])];
+    for (const std::vector<int> &n : nodes) ctx.crossRanks.push_back(n[size_t(ctx.nodeRank)]);
+  }
 }
 
 // Every rank learns whether `s` failed anywhere, so that nobody waits for a
@@ -209,6 +220,14 @@ Status bootstrap(Context &ctx) {
   if (!ctx.ringOrder.empty()) {
     ch.ringOrder = ctx.ringOrder.data();
     ch.ringWhere = ctx.ringWhere.data();
+  }
+  if (!ctx.localRanks.empty()) {
+    ch.localRanks = ctx.localRanks.data();
+    ch.nlocal = int(ctx.localRanks.size());
+    ch.localIndex = ctx.nodeRank;
+    ch.crossRanks = ctx.crossRanks.data();
+    ch.ncross = int(ctx.crossRanks.size());
+    ch.crossIndex = ctx.nodeOf[size_t(ctx.rank)];
   }
 #ifdef CHORUS_HAVE_UCX
   if (ctx.netTransport) {

@@ -25,6 +25,9 @@ struct Context {
   int nnodes = 1;
   std::vector<int> nodeOf;                // node index (0..nnodes-1, in order of first rank) by rank
   std::vector<int> ringOrder, ringWhere;  // ranks grouped by node, and the inverse (several nodes only)
+  // Several nodes of equal size: this node's ranks, and the ranks with our
+  // local index on every node (the hierarchical allreduce's groups).
+  std::vector<int> localRanks, crossRanks;
   std::vector<PeerInfo> peers;
   std::vector<FifoEnd> sendTo, recvFrom;  // indexed by peer rank
   std::vector<FifoEnd> publish;           // publish rings, indexed by owner rank (empty: none)

@@ -12,8 +12,9 @@ enum class ParamKind { Choice, Integer, Size, List };
 
 // X(id, kind, env, default, accepted, help)
 #define CHORUS_PARAM_TABLE(X)                                                                     \
-  X(Algo, Choice, "CHORUS_ALGO", "auto", "auto,ring,tree,direct,publish",                         \
-    "Force the algorithm of every collective that has it (allreduce: ring|tree|direct|publish; "  \
+  X(Algo, Choice, "CHORUS_ALGO", "auto", "auto,ring,tree,direct,publish,hierarchical",            \
+    "Force the algorithm of every collective that has it (allreduce: ring|tree|direct|publish|"   \
+    "hierarchical (several nodes of equal size); "                                                \
     "reduce-scatter, reduce: ring|direct; allgather, bcast: ring|direct|publish). auto lets the " \
     "planner choose by size.")                                                                    \
   X(Proto, Choice, "CHORUS_PROTO", "auto", "auto,simple,ll",                                      \

@@ -95,6 +95,12 @@ BOOST_AUTO_TEST_CASE(planner_choices) {
     BOOST_TEST(planCollective(e.coll, e.bytes, e.nranks).algo == e.algo);
   // The one-shot algorithms keep one FIFO per peer: never beyond their limit.
   BOOST_TEST(planCollective(Coll::Allreduce, 8, 64).algo != Algo::Direct);
+  // Several nodes of equal size: large allreduces go hierarchical, small ones
+  // keep the one-shot, and only allreduce has the hierarchy.
+  BOOST_TEST(planCollective(Coll::Allreduce, size_t(64) << 20, 4, true).algo == Algo::Hierarchical);
+  BOOST_TEST(planCollective(Coll::Allreduce, 8, 4, true).algo == Algo::Direct);
+  BOOST_TEST(planCollective(Coll::Allgather, size_t(64) << 20, 4, true).algo != Algo::Hierarchical);
+  BOOST_TEST(planCollective(Coll::Allreduce, size_t(64) << 20, 4, false).algo != Algo::Hierarchical);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
