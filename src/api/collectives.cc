@@ -100,8 +100,9 @@ CollRequest request(Coll coll, const TypeMapping &type, RedOp op, MPI_Count coun
   r.type = type.type;
   r.op = op;
   // A complex sum runs on the parts: twice the elements, each half the size.
+  // (components is 1 or 2: no division on the per-call path.)
   r.count = size_t(count) * size_t(type.components);
-  r.elemSize = type.size / size_t(type.components);
+  r.elemSize = type.components == 2 ? type.size / 2 : type.size;
   r.sendbuf = sendbuf;
   r.recvbuf = recvbuf;
   r.root = root;
