@@ -65,7 +65,6 @@ struct UcxState {
   std::vector<Pending> pending;   // send requests not yet complete
   std::vector<NetHeader *> freeHeaders;
   std::vector<ucs_status_t> failed;  // by rank: why its endpoint failed (UCS_OK: alive)
-  bool epsCreated = false;
 };
 
 // The process-wide UCP context, shared by every communicator context.
@@ -344,7 +343,6 @@ Status ucxConnect(Context &ctx, const PeerInfo *all) {
     ctx.recvFrom[size_t(p)] = makeFifoEnd(recvCopy, ctx.slotBytes, ctx.nslots, p);
     ctx.sendTo[size_t(p)].remote = ctx.recvFrom[size_t(p)].remote = 1;
   }
-  st.epsCreated = true;
   CHORUS_INFO(kSubsysNet, "UCX endpoints to %zu ranks on other nodes", remote.size());
   return Status::Ok;
 }
