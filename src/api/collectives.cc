@@ -56,7 +56,7 @@ int execute(ApiCall &call, CollRequest &&req, size_t planBytes, MPIX_Gpu_stream 
   Status s = ctx ? Status::Ok : contextGet(call.comm(), &ctx);
   if (s != Status::Ok)
     return call.failStatus(s, "could not set up Chorus on this communicator (the WARN lines above say why)");
-  Plan plan = planCollective(req.coll, planBytes, ctx->nranks, ctx->channel.nlocal > 1 && !onDevice);
+  Plan plan = planCollective(req.coll, planBytes, ctx->planShape);
   // Publish rings exist on single-node communicators only; the ring stands in.
   if (plan.algo == Algo::Publish && !ctx->channel.publish) plan = {Algo::Ring, "no publish rings across nodes"};
   req.algo = plan.algo;

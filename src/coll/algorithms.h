@@ -23,10 +23,30 @@ struct Plan {
   const char *why;  // for the INFO log: what decided
 };
 
+// Where the ranks are: the planner's view of the communicator.
+struct PlanShape {
+  int nranks = 1;
+  int nnodes = 1;
+  int maxNodeRanks = 1;     // ranks on the most populated node
+  bool equalNodes = false;  // several nodes, all of maxNodeRanks > 1 ranks (the hierarchical allreduce)
+};
+
 // Pick the algorithm for `bytes` (the whole vector for allreduce, reduce and
-// bcast; one rank's block for the others) on `nranks` ranks; `equalNodes`:
-// they span several nodes of equal size (the hierarchical allreduce).
-// Honours CHORUS_ALGO where it names an algorithm the collective has.
-Plan planCollective(Coll coll, size_t bytes, int nranks, bool equalNodes = false);
+// bcast; one rank's block for the others).  On one node the measured
+// crossovers decide; across nodes a cost model over the link classes (shm
+// inside a node, the network between nodes).  Honours CHORUS_ALGO where it
+// names an algorithm the collective has.
+Plan planCollective(Coll coll, size_t bytes, const PlanShape &shape);
+// One node of `nranks` ranks.
+inline Plan planCollective(Coll coll, size_t bytes, int nranks) {
+  PlanShape shape;
+  shape.nranks = shape.maxNodeRanks = nranks;
+  return planCollective(coll, bytes, shape);
+}
+
+// The cost model's estimate, in microseconds, of `algo` for `coll` on
+// `shape` (several nodes); a negative value when the algorithm does not
+// apply.  Exposed for the unit tests and chorus_info.
+double modelCostUs(Coll coll, Algo algo, size_t bytes, const PlanShape &shape);
 
 }  // namespace chorus

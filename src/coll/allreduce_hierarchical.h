@@ -38,6 +38,7 @@ void allreduceHierarchical(const CollArgs &a, HostChannel &ch) {
     g.rank = index;
     g.nranks = size;
     g.ringOrder = g.ringWhere = nullptr;  // a group's ring runs in its own order
+    g.nodes = nullptr;
     ch.group = ranks;
     return g;
   };

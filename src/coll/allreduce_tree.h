@@ -1,7 +1,8 @@
 // Double binary tree allreduce: the vector is split in two halves, each
 // reduced up one of two complementary binary trees and broadcast back down
 // it.  Depth log2(n) instead of the ring's n-1 steps, so it wins for
-// latency-bound sizes at larger rank counts.
+// latency-bound sizes at larger rank counts.  Across nodes the trees link
+// nodes, with chains inside them (nodeTree in patterns.h).
 #pragma once
 
 #include "coll/coll_args.h"
@@ -30,7 +31,7 @@ CHORUS_HOST_DEVICE void allreduceTree(const CollArgs &a, Prims &prims) {
   const T *src = static_cast<const T *>(a.sendbuf);
   T *dst = static_cast<T *>(a.recvbuf);
   const BlockPartition halves(a.count, 2);
-  const BinaryTree trees[2] = {makeTree(0, a.rank, a.nranks), makeTree(1, a.rank, a.nranks)};
+  const BinaryTree trees[2] = {treeOf(a, 0), treeOf(a, 1)};
   // Slices of the two halves alternate so both trees' links work at once.
   for (size_t off = 0; off < halves.blockElems && prims.ok(); off += a.sliceElems) {
     for (int t = 0; t < 2; ++t) {

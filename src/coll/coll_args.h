@@ -19,7 +19,15 @@ struct CollArgs {
   // The ring's order of the ranks and its inverse (Ring); null: rank order.
   const int *ringOrder = nullptr;
   const int *ringWhere = nullptr;
+  // Ranks grouped by node (several nodes only): the trees then link nodes
+  // through one head rank each (nodeTree); null: trees over rank order.
+  const NodeLayout *nodes = nullptr;
 };
+
+// This rank's tree `which` (0, 1) of the double binary tree.
+CHORUS_HOST_DEVICE inline BinaryTree treeOf(const CollArgs &a, int which) {
+  return a.nodes ? nodeTree(which, a.rank, -1, *a.nodes) : makeTree(which, a.rank, a.nranks);
+}
 
 CHORUS_HOST_DEVICE inline Ring ringOf(const CollArgs &a) { return Ring{a.rank, a.nranks, a.ringOrder, a.ringWhere}; }
 

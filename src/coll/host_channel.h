@@ -3,6 +3,7 @@
 // executor runs every algorithm on it in the calling thread.
 #pragma once
 
+#include "coll/patterns.h"
 #include "core/common.h"
 #include "transport/fifo.h"
 #include "transport/net.h"
@@ -30,6 +31,8 @@ struct HostChannel {
   // one node: rank order).  See Ring in patterns.h.
   const int *ringOrder = nullptr;
   const int *ringWhere = nullptr;
+  // The same grouping for the trees across nodes (patterns.h); null on one node.
+  const NodeLayout *nodes = nullptr;
   // Nodes of equal size (hierarchical allreduce, allreduce_hierarchical.h):
   // this node's ranks and the ranks of our local index on every node, with
   // our place in each; nlocal == 0 when the nodes differ in size or there is

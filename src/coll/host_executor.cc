@@ -22,6 +22,7 @@ Status runCopyCollective(HostChannel &ch, const CollRequest &req) {
     case Coll::Bcast:
       if (req.algo == Algo::Direct) bcastDirect<Bytes>(a, prims);
       else if (req.algo == Algo::Publish && prims.canPublish()) bcastPublish<Bytes>(a, prims);
+      else if (req.algo == Algo::Tree && a.nodes) bcastTree<Bytes>(a, prims);
       else if (req.algo != Algo::Local) bcastChain<Bytes>(a, prims);
       break;
     case Coll::Allgather:

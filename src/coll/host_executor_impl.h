@@ -10,12 +10,14 @@
 #include "coll/alltoall_pairwise.h"
 #include "coll/barrier_dissemination.h"
 #include "coll/bcast_chain.h"
+#include "coll/bcast_tree.h"
 #include "coll/direct_collectives.h"
 #include "coll/functors.h"
 #include "coll/host_executor.h"
 #include "coll/prims_host.h"
 #include "coll/publish_collectives.h"
 #include "coll/reduce_chain.h"
+#include "coll/reduce_tree.h"
 #include "coll/reduce_scatter_ring.h"
 #include "coll/type_table.h"
 
@@ -32,6 +34,7 @@ inline CollArgs makeArgs(const HostChannel &ch, const CollRequest &req, size_t e
   a.sliceElems = ch.slotBytes / elemSize;
   a.ringOrder = ch.ringOrder;
   a.ringWhere = ch.ringWhere;
+  a.nodes = ch.nodes;
   return a;
 }
 
@@ -60,6 +63,7 @@ Status runReduction(HostChannel &ch, const CollRequest &req) {
       break;
     case Coll::Reduce:
       if (req.algo == Algo::Direct || req.algo == Algo::Local) reduceDirect<T>(a, prims, scratch);
+      else if (req.algo == Algo::Tree && a.nodes) reduceTree<T>(a, prims);
       else reduceChain<T>(a, prims);
       break;
     case Coll::ReduceScatter:

@@ -60,9 +60,12 @@ struct BlockPartition {
 // tree 1 the mirrored position nranks-1-rank, so the leaves of one tree
 // (the upper half of positions) are mostly interior nodes of the other and
 // the two trees share the link load, as in a double binary tree.
+// Across nodes a rank has up to three children: two nodes below and the
+// next rank of its node's chain (nodeTree).
+constexpr int kMaxTreeChildren = 3;
 struct BinaryTree {
-  int parent;       // -1 at the root
-  int children[2];  // -1 when absent
+  int parent;                      // -1 at the root
+  int children[kMaxTreeChildren];  // -1 when absent
   int nchildren;
 };
 
@@ -72,9 +75,101 @@ CHORUS_HOST_DEVICE inline BinaryTree makeTree(int which, int rank, int nranks) {
   BinaryTree t;
   t.parent = pos == 0 ? -1 : rankAt((pos - 1) / 2);
   t.nchildren = 0;
-  t.children[0] = t.children[1] = -1;
+  t.children[0] = t.children[1] = t.children[2] = -1;
   for (int c = 2 * pos + 1; c <= 2 * pos + 2; ++c)
     if (c < nranks) t.children[t.nchildren++] = rankAt(c);
+  return t;
+}
+
+// In-order binary tree over positions 0..n-1 (the shape of NCCL's double
+// binary tree): position 0 is the root, with one child, the largest power of
+// two below n; below it a position p whose lowest set bit is l has the
+// children p - l/2 and p + l/2 (or, past the end, the largest p + l/4,
+// p + l/8... that exists).  Odd positions are the leaves, so a tree over the
+// positions shifted by one has the other half as leaves: every node is
+// interior in one tree at most (with an odd n, exactly one node is interior
+// in both, which no pair of binary trees avoids).
+CHORUS_HOST_DEVICE inline int inorderParent(int pos, int n) {
+  if (pos == 0) return -1;
+  int low = pos & -pos;
+  for (int up = pos;;) {
+    up = (up & (low << 1)) ? up - low : up + low;
+    if (up < n) return up;
+    low <<= 1;
+    if (low > n) return 0;  // above the largest power of two: the root's child
+  }
+}
+
+CHORUS_HOST_DEVICE inline int inorderChildren(int pos, int n, int *children) {
+  int nchildren = 0;
+  if (pos == 0) {
+    if (n > 1) {
+      int top = 1;
+      while (top * 2 <= n - 1) top *= 2;
+      children[nchildren++] = top;
+    }
+    return nchildren;
+  }
+  const int low = pos & -pos;
+  if (low == 1) return 0;
+  children[nchildren++] = pos - low / 2;
+  for (int step = low / 2; step >= 1; step /= 2)
+    if (pos + step < n) {
+      children[nchildren++] = pos + step;
+      break;
+    }
+  return nchildren;
+}
+
+// Ranks grouped by node: the ring order (order[position] = rank), where
+// each node's ranks start (nodeStart[node], nnodes + 1 entries), and each
+// rank's node and position.
+struct NodeLayout {
+  int nranks, nnodes;
+  const int *order, *where, *nodeStart, *nodeOf;
+};
+
+// A tree that crosses node boundaries only between nodes: an in-order
+// binary tree over the nodes links one head rank per node, and the ranks of
+// each node hang below their head as a chain, so a small message pays
+// log2(nodes) network hops plus the node's shared-memory hops.
+// which 0 and 1: the two trees of a double binary tree (the node positions
+// of tree 1 are shifted by one; its chains run backwards so that the head's
+// extra load falls on another rank).  which < 0: one tree rooted at `root`
+// (bcast, reduce): the nodes' positions rotated so root's node comes first,
+// and root's node's chain starting at root.
+CHORUS_HOST_DEVICE inline BinaryTree nodeTree(int which, int rank, int root, const NodeLayout &l) {
+  const int node = l.nodeOf[rank];
+  const int first = l.nodeStart[node], size = l.nodeStart[node + 1] - first;
+  const bool rooted = which < 0;
+  const bool backwards = which == 1;
+  const int chainStart = rooted && l.nodeOf[root] == node ? l.where[root] - first : (backwards ? size - 1 : 0);
+  const int step = backwards ? -1 : 1;
+  // Chain index (0 = head) <-> rank.
+  auto chainRank = [&](int index) { return l.order[first + mod(chainStart + step * index, size)]; };
+  auto headOf = [&](int n) {
+    const int start = l.nodeStart[n], len = l.nodeStart[n + 1] - start;
+    if (rooted && l.nodeOf[root] == n) return root;
+    return l.order[start + (backwards ? len - 1 : 0)];
+  };
+  const int rootNode = rooted ? l.nodeOf[root] : 0;
+  auto posOf = [&](int n) { return rooted ? mod(n - rootNode, l.nnodes) : (which == 1 ? (n + 1) % l.nnodes : n); };
+  auto nodeAt = [&](int p) { return rooted ? (p + rootNode) % l.nnodes : (which == 1 ? mod(p - 1, l.nnodes) : p); };
+
+  const int index = mod(step * (l.where[rank] - first - chainStart), size);
+  BinaryTree t;
+  t.nchildren = 0;
+  t.children[0] = t.children[1] = t.children[2] = -1;
+  if (index > 0) {
+    t.parent = chainRank(index - 1);
+  } else {
+    const int up = inorderParent(posOf(node), l.nnodes);
+    t.parent = up < 0 ? -1 : headOf(nodeAt(up));
+    int below[2];
+    const int nbelow = inorderChildren(posOf(node), l.nnodes, below);
+    for (int c = 0; c < nbelow; ++c) t.children[t.nchildren++] = headOf(nodeAt(below[c]));
+  }
+  if (index + 1 < size) t.children[t.nchildren++] = chainRank(index + 1);
   return t;
 }
 

@@ -1,5 +1,7 @@
 #include <strings.h>
 
+#include <cstdio>
+
 #include "coll/algorithms.h"
 #include "coll/allreduce_direct.h"
 #include "core/params.h"
@@ -76,31 +78,136 @@ Forced forcedAlgo() {
   return Forced::None;
 }
 
+// ---- Several nodes: a cost model over link classes ----
+//
+// Each link class is a latency per message and a bandwidth per connection,
+// as in NCCL's tuning model.  Host memory only (device buffers never span
+// nodes yet).  Figures from this project's own runs on the 2-core
+// development machine (perf/RESULTS.md):
+//   shm: 2 ranks, allreduce 8 B in 0.41 us, 8 MiB in 1105 us;
+//   net: UCX over tcp, every rank its own node, bcast 8 B in 6.2 us and
+//        16 MiB in 4736 us at 2 ranks.
+// The network figure is per connection: a node with one NIC per GPU (the
+// rail layout of the 8-GPU fixtures) gives each rank its own.
+struct LinkClass {
+  const char *name;
+  double latencyUs;
+  double bytesPerUs;
+};
+constexpr LinkClass kShmLink = {"shm", 0.5, 7000.0};
+constexpr LinkClass kNetLink = {"net", 5.0, 3500.0};
+
+double hopUs(const LinkClass &link, double bytes) { return link.latencyUs + bytes / link.bytesPerUs; }
+
+// Network hops from the root to the deepest node of the in-order tree over
+// `nnodes` nodes (patterns.h): what a small message pays each way.
+int nodeTreeDepth(int nnodes) {
+  int deepest = 0;
+  for (int p = 1; p < nnodes; ++p) {
+    int depth = 0;
+    for (int q = p; q > 0; q = inorderParent(q, nnodes)) ++depth;
+    deepest = depth > deepest ? depth : deepest;
+  }
+  return deepest;
+}
+
+constexpr double kNotApplicable = -1.0;
+
+const char *describeChoice(Algo best, double bestUs, const double *costs, const Algo *algos, int n) {
+  thread_local char text[160];
+  int len = snprintf(text, sizeof text, "cost model: %s %.1f us", algoName(best), bestUs);
+  for (int i = 0; i < n && len > 0 && size_t(len) < sizeof text; ++i)
+    if (algos[i] != best && costs[i] >= 0)
+      len += snprintf(text + len, sizeof text - size_t(len), ", %s %.1f", algoName(algos[i]), costs[i]);
+  return text;
+}
+
 }  // namespace
 
-Plan planCollective(Coll coll, size_t bytes, int nranks, bool equalNodes) {
+double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape) {
+  const double bytes = double(bytesArg), n = shape.nranks, nodes = shape.nnodes, m = shape.maxNodeRanks;
+  const LinkClass &cross = shape.nnodes > 1 ? kNetLink : kShmLink;
+  const double slot = double(paramInt(ParamId::ShmSlotSize));
+  const double shmHops = m - 1, netHops = nodeTreeDepth(shape.nnodes);
+  const bool rooted = coll == Coll::Bcast || coll == Coll::Reduce;
+  switch (algo) {
+    case Algo::Direct:  // one message to (or from) every peer: one latency, but
+      // the rank writes every peer's copy and then copies every peer's out,
+      // one after the other, where a ring step sends and receives at once.
+      if (!directFits(shape.nranks)) return kNotApplicable;
+      return cross.latencyUs + 2 * (n - 1) * bytes / cross.bytesPerUs;
+    case Algo::Ring:  // 2(n-1) steps of a 1/n block, each as slow as the network hop
+      if (coll == Coll::Allreduce) return 2 * (n - 1) * hopUs(cross, bytes / n);
+      if (coll == Coll::Allgather || coll == Coll::ReduceScatter) return (n - 1) * hopUs(cross, bytes);
+      return kNotApplicable;
+    case Algo::Chain: {  // pipelined slices: fill every hop once, then stream at the slowest link
+      if (!rooted) return kNotApplicable;
+      const double slice = bytes < slot ? bytes : slot;
+      return (n - nodes) * hopUs(kShmLink, slice) + (nodes - 1) * hopUs(cross, slice) +
+             (bytes - slice) / cross.bytesPerUs;
+    }
+    case Algo::Tree: {  // node tree + chains: log2(nodes) network hops; a head feeds two nodes
+      if (shape.nnodes < 2 || !(rooted || coll == Coll::Allreduce)) return kNotApplicable;
+      const double carried = coll == Coll::Allreduce ? bytes / 2 : bytes;  // each tree takes a half
+      const double slice = carried < slot ? carried : slot;
+      const double fill = netHops * hopUs(kNetLink, slice) + shmHops * hopUs(kShmLink, slice);
+      const double stream = 2 * (carried - slice) / kNetLink.bytesPerUs;
+      return (coll == Coll::Allreduce ? 2 : 1) * fill + stream;
+    }
+    case Algo::Hierarchical:  // rings in the node around a ring among the nodes
+      if (coll != Coll::Allreduce || !shape.equalNodes) return kNotApplicable;
+      return 2 * shmHops * hopUs(kShmLink, bytes / m) + 2 * (nodes - 1) * hopUs(kNetLink, bytes / (m * nodes));
+    default:
+      return kNotApplicable;
+  }
+}
+
+Plan planCollective(Coll coll, size_t bytes, const PlanShape &shape) {
+  const int nranks = shape.nranks;
+  const bool severalNodes = shape.nnodes > 1;
   if (nranks == 1) return {Algo::Local, "a single rank"};
   if (coll == Coll::Barrier) return {Algo::Dissemination, "the only barrier"};
   if (coll == Coll::Alltoall) return {Algo::Pairwise, "the only alltoall"};
 
-  const bool hasTree = coll == Coll::Allreduce;
-  const Algo ringLike = (coll == Coll::Bcast || coll == Coll::Reduce) ? Algo::Chain : Algo::Ring;
+  const bool rooted = coll == Coll::Bcast || coll == Coll::Reduce;
+  // Across nodes bcast and reduce also have a tree (bcast_tree.h, reduce_tree.h).
+  const bool hasTree = coll == Coll::Allreduce || (rooted && severalNodes);
+  const Algo ringLike = rooted ? Algo::Chain : Algo::Ring;
   static const Forced forced = forcedAlgo();  // settings are read once per process
   if (forced == Forced::Ring) return {ringLike, "CHORUS_ALGO=ring"};
   if (forced == Forced::Tree && hasTree) return {Algo::Tree, "CHORUS_ALGO=tree"};
   if (forced == Forced::Direct && directFits(nranks)) return {Algo::Direct, "CHORUS_ALGO=direct"};
-  const bool hasPublish = coll == Coll::Allgather || coll == Coll::Bcast || coll == Coll::Allreduce;
+  const bool hasPublish = !severalNodes && (coll == Coll::Allgather || coll == Coll::Bcast || coll == Coll::Allreduce);
   if (forced == Forced::Publish && hasPublish) return {Algo::Publish, "CHORUS_ALGO=publish"};
-  if (forced == Forced::Hierarchical && hasTree && equalNodes) return {Algo::Hierarchical, "CHORUS_ALGO=hierarchical"};
+  const bool hasHierarchy = coll == Coll::Allreduce && shape.equalNodes;
+  if (forced == Forced::Hierarchical && hasHierarchy) return {Algo::Hierarchical, "CHORUS_ALGO=hierarchical"};
 
   const size_t directMax = limitFromParam(ParamId::DirectMaxBytes, directMaxBytes(coll, nranks));
-  if (bytes <= directMax && directFits(nranks)) return {Algo::Direct, "small message: one-shot is fastest"};
   const size_t treeMax = limitFromParam(ParamId::TreeMaxBytes, kTreeMaxBytes);
-  if (hasTree && nranks >= kTreeMinRanks && bytes <= treeMax)
+  if (severalNodes) {
+    // The model picks; the size limits, when set, still bound the one-shot
+    // and the tree.
+    const bool directCapped = paramInt(ParamId::DirectMaxBytes) >= 0 && bytes > directMax;
+    const bool treeCapped = paramInt(ParamId::TreeMaxBytes) >= 0 && bytes > treeMax;
+    const Algo candidates[] = {Algo::Direct, ringLike, Algo::Tree, Algo::Hierarchical};
+    double costs[4];
+    Algo best = ringLike;
+    double bestUs = -1;
+    for (int i = 0; i < 4; ++i) {
+      costs[i] = modelCostUs(coll, candidates[i], bytes, shape);
+      if ((candidates[i] == Algo::Direct && directCapped) || (candidates[i] == Algo::Tree && treeCapped))
+        costs[i] = kNotApplicable;
+      if (costs[i] >= 0 && (bestUs < 0 || costs[i] < bestUs)) {
+        best = candidates[i];
+        bestUs = costs[i];
+      }
+    }
+    return {best, describeChoice(best, bestUs, costs, candidates, 4)};
+  }
+
+  if (bytes <= directMax && directFits(nranks)) return {Algo::Direct, "small message: one-shot is fastest"};
+  if (coll == Coll::Allreduce && nranks >= kTreeMinRanks && bytes <= treeMax)
     return {Algo::Tree, "latency-bound size: tree depth log2(n) beats the ring's n-1 steps"};
-  if (hasTree && equalNodes)
-    return {Algo::Hierarchical, "bandwidth-bound size on several nodes: reduce-scatter in the node, allreduce "
-                                "across, allgather in the node"};
   if (hasPublish && nranks >= kPublishMinRanks)
     return {Algo::Publish, "large message: each finished slice written once, read by every rank"};
   return {ringLike, "bandwidth-bound size: pipelined ring"};

@@ -127,6 +127,10 @@ void assignNodes(Context &ctx, const std::vector<uint64_t> &hosts) {
         if (ctx.nodeOf[size_t(r)] == node) ctx.ringOrder.push_back(r);
     ctx.ringWhere.assign(size_t(ctx.nranks), 0);
     for (int p = 0; p < ctx.nranks; ++p) ctx.ringWhere[size_t(ctx.ringOrder[size_t(p)])] = p;
+    ctx.nodeStart.assign(size_t(ctx.nnodes) + 1, ctx.nranks);
+    for (int p = ctx.nranks - 1; p >= 0; --p) ctx.nodeStart[size_t(ctx.nodeOf[size_t(ctx.ringOrder[size_t(p)])])] = p;
+    ctx.nodeLayout = {ctx.nranks, ctx.nnodes, ctx.ringOrder.data(), ctx.ringWhere.data(), ctx.nodeStart.data(),
+                      ctx.nodeOf.data()};
   }
   ctx.nodeRank = ctx.nodeSize = 0;
   for (int r = 0; r < ctx.nranks; ++r) {
@@ -141,6 +145,12 @@ void assignNodes(Context &ctx, const std::vector<uint64_t> &hosts) {
   for (const std::vector<int> &n : nodes) equal = equal && int(n.size()) == ctx.nodeSize;
   ctx.localRanks.clear();
   ctx.crossRanks.clear();
+  ctx.planShape.nranks = ctx.nranks;
+  ctx.planShape.nnodes = ctx.nnodes;
+  ctx.planShape.maxNodeRanks = 0;
+  for (const std::vector<int> &n : nodes)
+    ctx.planShape.maxNodeRanks = std::max(ctx.planShape.maxNodeRanks, int(n.size()));
+  ctx.planShape.equalNodes = equal;
   if (equal) {
     ctx.localRanks = nodes[size_t(ctx.nodeOf[size_t(ctx.rank)])];
     for (const std::vector<int> &n : nodes) ctx.crossRanks.push_back(n[size_t(ctx.nodeRank)]);
@@ -220,6 +230,7 @@ Status bootstrap(Context &ctx) {
   if (!ctx.ringOrder.empty()) {
     ch.ringOrder = ctx.ringOrder.data();
     ch.ringWhere = ctx.ringWhere.data();
+    ch.nodes = &ctx.nodeLayout;
   }
   if (!ctx.localRanks.empty()) {
     ch.localRanks = ctx.localRanks.data();

@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "coll/algorithms.h"
 #include "coll/host_channel.h"
+#include "coll/patterns.h"
 #include "transport/transport.h"
 
 namespace chorus {
@@ -25,6 +27,9 @@ struct Context {
   int nnodes = 1;
   std::vector<int> nodeOf;                // node index (0..nnodes-1, in order of first rank) by rank
   std::vector<int> ringOrder, ringWhere;  // ranks grouped by node, and the inverse (several nodes only)
+  std::vector<int> nodeStart;             // where each node's ranks start in ringOrder (nnodes + 1)
+  NodeLayout nodeLayout{};                // the four above, for the trees across nodes
+  PlanShape planShape;                    // what the planner needs to know of the layout
   // Several nodes of equal size: this node's ranks, and the ranks with our
   // local index on every node (the hierarchical allreduce's groups).
   std::vector<int> localRanks, crossRanks;

@@ -95,12 +95,34 @@ BOOST_AUTO_TEST_CASE(planner_choices) {
     BOOST_TEST(planCollective(e.coll, e.bytes, e.nranks).algo == e.algo);
   // The one-shot algorithms keep one FIFO per peer: never beyond their limit.
   BOOST_TEST(planCollective(Coll::Allreduce, 8, 64).algo != Algo::Direct);
-  // Several nodes of equal size: large allreduces go hierarchical, small ones
-  // keep the one-shot, and only allreduce has the hierarchy.
-  BOOST_TEST(planCollective(Coll::Allreduce, size_t(64) << 20, 4, true).algo == Algo::Hierarchical);
-  BOOST_TEST(planCollective(Coll::Allreduce, 8, 4, true).algo == Algo::Direct);
-  BOOST_TEST(planCollective(Coll::Allgather, size_t(64) << 20, 4, true).algo != Algo::Hierarchical);
-  BOOST_TEST(planCollective(Coll::Allreduce, size_t(64) << 20, 4, false).algo != Algo::Hierarchical);
+  // Several nodes: the cost model.  Large allreduces on nodes of equal size
+  // go hierarchical, small ones one-shot; the hierarchy is allreduce's only,
+  // and needs nodes of equal size.
+  PlanShape twoByTwo;
+  twoByTwo.nranks = 4;
+  twoByTwo.nnodes = 2;
+  twoByTwo.maxNodeRanks = 2;
+  twoByTwo.equalNodes = true;
+  BOOST_TEST(planCollective(Coll::Allreduce, size_t(64) << 20, twoByTwo).algo == Algo::Hierarchical);
+  BOOST_TEST(planCollective(Coll::Allreduce, 8, twoByTwo).algo == Algo::Direct);
+  BOOST_TEST(planCollective(Coll::Allgather, size_t(64) << 20, twoByTwo).algo == Algo::Ring);
+  PlanShape uneven = twoByTwo;
+  uneven.nranks = 6;
+  uneven.nnodes = 3;
+  uneven.maxNodeRanks = 3;
+  uneven.equalNodes = false;
+  BOOST_TEST(planCollective(Coll::Allreduce, size_t(64) << 20, uneven).algo != Algo::Hierarchical);
+  BOOST_TEST(modelCostUs(Coll::Allreduce, Algo::Hierarchical, 8, uneven) < 0);
+  // Many nodes: the one-shot runs out of FIFOs, and small broadcasts and
+  // reductions take the node tree (log2 nodes network hops) over the chain.
+  PlanShape manyNodes;
+  manyNodes.nranks = manyNodes.nnodes = 64;
+  for (Coll c : {Coll::Bcast, Coll::Reduce, Coll::Allreduce})
+    BOOST_TEST_CONTEXT("coll " << int(c)) BOOST_TEST(planCollective(c, 8, manyNodes).algo == Algo::Tree);
+  BOOST_TEST(planCollective(Coll::Bcast, size_t(64) << 20, manyNodes).algo == Algo::Chain);
+  // The model's terms move the right way: a longer message never costs less.
+  for (Algo a : {Algo::Direct, Algo::Ring, Algo::Tree, Algo::Hierarchical})
+    BOOST_TEST(modelCostUs(Coll::Allreduce, a, 1 << 20, twoByTwo) >= modelCostUs(Coll::Allreduce, a, 1 << 10, twoByTwo));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -141,6 +141,112 @@ BOOST_AUTO_TEST_CASE(double_binary_tree_is_consistent) {
   }
 }
 
+// The in-order tree over nodes: parent and children agree, every position
+// is reached from the root, and the depth is about log2(n).
+BOOST_AUTO_TEST_CASE(inorder_tree_is_consistent) {
+  for (int n = 1; n <= 70; ++n) {
+    for (int p = 0; p < n; ++p) {
+      int children[2];
+      const int nc = inorderChildren(p, n, children);
+      for (int c = 0; c < nc; ++c) {
+        BOOST_TEST(children[c] < n);
+        BOOST_TEST(inorderParent(children[c], n) == p, "n=" << n << " p=" << p << " child " << children[c]);
+      }
+      int depth = 0;
+      for (int q = p; q > 0; q = inorderParent(q, n)) ++depth;
+      BOOST_TEST(depth <= barrierRounds(n) + 1, "n=" << n << " p=" << p);
+    }
+    // Odd positions are leaves, so the tree shifted by one position makes
+    // every node interior in one of the two trees at most (one node both
+    // when n is odd).
+    int interiorInBoth = 0;
+    for (int node = 0; node < n; ++node) {
+      int children[2];
+      if (inorderChildren(node, n, children) > 0 && inorderChildren((node + 1) % n, n, children) > 0)
+        ++interiorInBoth;
+    }
+    BOOST_TEST(interiorInBoth <= (n % 2), "n=" << n);
+  }
+}
+
+namespace {
+
+// Ranks 0..n-1 dealt to nodes of the given sizes round-robin, so a node's
+// ranks are not contiguous in rank order (as with mpirun --map-by node).
+struct Layout {
+  std::vector<int> order, where, nodeStart, nodeOf;
+  NodeLayout view;
+  explicit Layout(const std::vector<int> &sizes) {
+    const int nnodes = int(sizes.size());
+    std::vector<std::vector<int>> members(sizes.size());
+    int rank = 0;
+    for (bool more = true; more;) {
+      more = false;
+      for (int node = 0; node < nnodes; ++node)
+        if (int(members[size_t(node)].size()) < sizes[size_t(node)]) {
+          members[size_t(node)].push_back(rank++);
+          more = true;
+        }
+    }
+    nodeOf.assign(size_t(rank), 0);
+    for (int node = 0; node < nnodes; ++node) {
+      nodeStart.push_back(int(order.size()));
+      for (int r : members[size_t(node)]) {
+        nodeOf[size_t(r)] = node;
+        order.push_back(r);
+      }
+    }
+    nodeStart.push_back(rank);
+    where.assign(size_t(rank), 0);
+    for (int p = 0; p < rank; ++p) where[size_t(order[size_t(p)])] = p;
+    view = {rank, nnodes, order.data(), where.data(), nodeStart.data(), nodeOf.data()};
+  }
+};
+
+// One tree over every rank: a single root (`root` when rooted), links that
+// agree both ways, every rank reachable, and exactly one link into each
+// node other than the root's (the tree crosses node boundaries only between
+// nodes).
+void checkNodeTree(const Layout &l, int which, int root) {
+  const NodeLayout &v = l.view;
+  int roots = 0;
+  std::vector<int> linksIntoNode(size_t(v.nnodes), 0);
+  for (int r = 0; r < v.nranks; ++r) {
+    const BinaryTree t = nodeTree(which, r, root, v);
+    if (t.parent < 0) {
+      ++roots;
+      if (root >= 0) BOOST_TEST(r == root);
+    } else if (v.nodeOf[t.parent] != v.nodeOf[r]) {
+      ++linksIntoNode[size_t(v.nodeOf[r])];
+    }
+    BOOST_TEST(t.nchildren <= kMaxTreeChildren);
+    for (int c = 0; c < t.nchildren; ++c) BOOST_TEST(nodeTree(which, t.children[c], root, v).parent == r);
+    int steps = 0;
+    for (int p = r; p >= 0 && steps <= v.nranks; p = nodeTree(which, p, root, v).parent) ++steps;
+    BOOST_TEST(steps <= v.nranks, "rank " << r << " does not reach the root");
+  }
+  BOOST_TEST(roots == 1);
+  const int rootNode = root >= 0 ? v.nodeOf[root] : -1;
+  for (int node = 0; node < v.nnodes; ++node)
+    if (node != rootNode && roots == 1)
+      BOOST_TEST(linksIntoNode[size_t(node)] <= 1, "node " << node << " entered " << linksIntoNode[size_t(node)]);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(node_trees_link_nodes_once) {
+  const std::vector<std::vector<int>> layouts = {{1}, {4}, {1, 1}, {2, 2}, {2, 1, 3}, {1, 1, 1, 1, 1},
+                                                 {3, 3, 3, 3}, {2, 2, 2, 2, 2, 2, 2, 2}, {1, 4, 2}};
+  for (const auto &sizes : layouts) {
+    const Layout l(sizes);
+    BOOST_TEST_CONTEXT("layout of " << sizes.size() << " nodes, " << l.view.nranks << " ranks") {
+      checkNodeTree(l, 0, -1);
+      checkNodeTree(l, 1, -1);
+      for (int root = 0; root < l.view.nranks; ++root) checkNodeTree(l, -1, root);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(pairwise_partners_are_symmetric_and_complete) {
   for (int n = 1; n <= 9; ++n)
     for (int r = 0; r < n; ++r) {
