@@ -15,7 +15,8 @@ enum class ParamKind { Choice, Integer, Size, List };
   X(Algo, Choice, "CHORUS_ALGO", "auto", "auto,ring,tree,direct,publish,hierarchical",            \
     "Force the algorithm of every collective that has it (allreduce: ring|tree|direct|publish|"   \
     "hierarchical (several nodes of equal size); "                                                \
-    "reduce-scatter, reduce: ring|direct; allgather, bcast: ring|direct|publish). auto lets the " \
+    "reduce-scatter: ring|direct; reduce: ring|direct|tree (several nodes); allgather: ring|direct|" \
+    "publish; bcast: ring|direct|publish|tree (several nodes)). auto lets the "                      \
     "planner choose by size.")                                                                    \
   X(Proto, Choice, "CHORUS_PROTO", "auto", "auto,simple,ll",                                      \
     "Force the GPU protocol: simple (bandwidth) or ll (latency). Host buffers always use simple.") \
