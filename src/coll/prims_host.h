@@ -188,10 +188,15 @@ class HostPrims {
     for (int i = 0; doRecv && i < nrecv_; ++i) {
       FifoEnd &e = *recv_[i];
       storeRelease(&e.header->head, ++e.step);
-      // Across nodes a credit costs a message: send one per half FIFO.  A
-      // sender blocked for a slot then still gets it: the receiver has
-      // consumed every earlier message, and credits lag by less than nslots.
-      if (e.remote && e.step % creditEvery(e) == 0) ch_.netOps->postCredit(ch_.net, e);
+      // Across nodes a credit costs a message: messages going back to the
+      // sender carry our count for free, and a credit of its own goes only
+      // once half a FIFO has been consumed untold.  A sender blocked for a
+      // slot then still gets it: the receiver has consumed every earlier
+      // message, and credits lag by less than nslots.
+      if (e.remote && e.step - e.credited >= creditEvery(e)) {
+        e.credited = e.step;
+        ch_.netOps->postCredit(ch_.net, e);
+      }
       // A sender running ahead (a broadcast root) has likely written the
       // next message already: start fetching it.
       if (inlined) prefetchForRead(e.inlineSlot(e.step), lines);

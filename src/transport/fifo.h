@@ -71,6 +71,9 @@ struct FifoEnd {
   // credits left from its last look needs not read the receiver's line
   // again: one cache-line transfer less per message.
   uint64_t seen;
+  // Receiver across nodes: the count of consumed messages last told to the
+  // sender, by a credit or riding on a message going back (ucx.cc).
+  uint64_t credited;
 
   CHORUS_HOST_DEVICE char *slot(uint64_t s) const { return slots + (s % uint64_t(nslots)) * slotBytes; }
   CHORUS_HOST_DEVICE InlineLine *inlineSlot(uint64_t s) const {
@@ -102,6 +105,7 @@ CHORUS_HOST_DEVICE inline FifoEnd makeFifoEnd(char *fifoBase, size_t slotBytes, 
   e.remote = 0;
   e.step = 0;
   e.seen = 0;
+  e.credited = 0;
   return e;
 }
 

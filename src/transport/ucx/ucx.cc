@@ -47,11 +47,19 @@ enum : unsigned { kAmData = 11, kAmCredit = 12 };
 
 // Header of every active message.  For data, `value` is the message number
 // (the FIFO step it fills); for credits, the receiver's consumed count.
+// Data also carries `credit`, the sender's consumed count of the FIFO going
+// the other way: where data flows both ways (allreduce, allgather,
+// alltoall) credits then need no message of their own.
 struct NetHeader {
   int32_t src;    // the sender's rank in the communicator
   uint32_t lines; // inline lines carried (0: a full-slot message)
   uint64_t value;
+  uint64_t credit;
 };
+
+void raiseHead(FifoHeader *fifo, uint64_t consumed) {
+  if (consumed > fifo->head.value) storeRelease(&fifo->head, consumed);
+}
 
 struct UcxState {
   Context *ctx = nullptr;
@@ -65,6 +73,7 @@ struct UcxState {
   std::vector<Pending> pending;   // send requests not yet complete
   std::vector<NetHeader *> freeHeaders;
   std::vector<ucs_status_t> failed;  // by rank: why its endpoint failed (UCS_OK: alive)
+  bool sentSinceFlush = false;    // a collective on this node only needs no flush
 };
 
 // The process-wide UCP context, shared by every communicator context.
@@ -127,6 +136,7 @@ ucs_status_t onData(void *arg, const void *header, size_t headerLength, void *da
   else if (length) memcpy(e.slot(h.value), data, std::min(length, e.slotBytes));
   // Handlers run in send order: every earlier message is in place already.
   storeRelease(&e.header->tail, h.value + 1);
+  raiseHead(ctx.sendTo[size_t(h.src)].header, h.credit);
   return UCS_OK;
 }
 
@@ -138,8 +148,7 @@ ucs_status_t onCredit(void *arg, const void *header, size_t headerLength, void *
   memcpy(&h, header, sizeof h);
   Context &ctx = *st->ctx;
   if (h.src < 0 || h.src >= ctx.nranks) return UCS_ERR_INVALID_PARAM;
-  FifoHeader *fifo = ctx.sendTo[size_t(h.src)].header;
-  if (h.value > fifo->head.value) storeRelease(&fifo->head, h.value);
+  raiseHead(ctx.sendTo[size_t(h.src)].header, h.value);
   return UCS_OK;
 }
 
@@ -162,6 +171,7 @@ void send(UcxState &st, int peer, unsigned id, const NetHeader &h, const void *d
   if (!st.freeHeaders.empty()) st.freeHeaders.pop_back();
   *held = h;
   ucs_status_ptr_t req = ucp_am_send_nbx(st.eps[size_t(peer)], id, held, sizeof *held, data, bytes, &param);
+  st.sentSinceFlush = true;
   // A failed send fails the peer; a wait for it then says so.
   if (UCS_PTR_IS_ERR(req) && st.failed[size_t(peer)] == UCS_OK) st.failed[size_t(peer)] = UCS_PTR_STATUS(req);
   if (req && !UCS_PTR_IS_ERR(req)) st.pending.push_back({req, held});
@@ -170,14 +180,16 @@ void send(UcxState &st, int peer, unsigned id, const NetHeader &h, const void *d
 
 void ucxPostMessage(void *net, const FifoEnd &e, uint64_t msg, size_t bytes, size_t lines) {
   auto &st = *static_cast<UcxState *>(net);
-  const NetHeader h{int32_t(st.ctx->rank), uint32_t(lines), msg};
+  FifoEnd &back = st.ctx->recvFrom[size_t(e.peer)];
+  back.credited = back.step;
+  const NetHeader h{int32_t(st.ctx->rank), uint32_t(lines), msg, back.step};
   if (lines) send(st, e.peer, kAmData, h, e.inlineSlot(msg), lines * kInlineLineBytes);
   else send(st, e.peer, kAmData, h, e.slot(msg), bytes);
 }
 
 void ucxPostCredit(void *net, const FifoEnd &e) {
   auto &st = *static_cast<UcxState *>(net);
-  send(st, e.peer, kAmCredit, NetHeader{int32_t(st.ctx->rank), 0, e.step}, nullptr, 0);
+  send(st, e.peer, kAmCredit, NetHeader{int32_t(st.ctx->rank), 0, e.step, 0}, nullptr, 0);
 }
 
 Status ucxProgress(void *net, int peer, char *text, size_t len) {
@@ -230,6 +242,8 @@ Status waitRequest(UcxState &st, ucs_status_ptr_t req, int64_t timeoutNs, const 
 
 Status ucxFlush(void *net, int64_t timeoutNs, char *text, size_t len) {
   auto &st = *static_cast<UcxState *>(net);
+  if (!st.sentSinceFlush) return Status::Ok;
+  st.sentSinceFlush = false;
   const int64_t start = nowNs();
   while (!st.pending.empty()) {
     ucxProgress(net, -1, text, len);
