@@ -70,6 +70,18 @@ int nicOfPlace(const NodeTopology &topo, const RankPlace &p, PathClass *path) {
   return nic;
 }
 
+// The NIC a rank receives through: `preferred` (the sender's NIC index)
+// when it is one of the rank's nearest, so that a channel stays on one rail
+// of a rail-optimized fabric; else the rank's own.
+int recvNicOfPlace(const NodeTopology &topo, const RankPlace &p, int preferred, PathClass *path) {
+  const int own = nicOfPlace(topo, p, path);
+  if (own < 0 || preferred < 0 || preferred >= int(topo.nics.size()) || p.gpu < 0) return own;
+  const std::vector<int> nearest = topo.nearestNics(p.gpu);
+  if (std::find(nearest.begin(), nearest.end(), preferred) == nearest.end()) return own;
+  *path = topo.gpuNicPath(p.gpu, preferred);
+  return preferred;
+}
+
 // What a rank can push into (or take from) the network.
 double nicSideGBs(const NodeTopology &topo, const RankPlace &p, int nic, PathClass path) {
   if (nic < 0) return linkbw::kNoNic;
@@ -142,6 +154,26 @@ std::vector<int> exitOrder(const Node &node, const Layout &layout) {
   return positions;
 }
 
+// On an NVSwitch node the order of the GPUs does not matter, so a ring can
+// also enter the node at a GPU that shares the exit's NIC: traffic then
+// arrives and leaves through the same NIC, one rail per channel.  -1 keeps
+// the hardware order (no NVSwitch, host ranks, or no such GPU).
+int entryPosition(const Node &node, const Layout &layout, int exit) {
+  const int m = int(node.ranks.size());
+  const RankPlace &out = layout.ranks[size_t(node.ranks[size_t(exit)])];
+  if (!node.topo->nvswitch || m < 3 || out.gpu < 0) return -1;
+  const int nic = node.topo->nicForGpu(out.gpu);
+  if (nic < 0) return -1;
+  for (int i = 1; i < m; ++i) {
+    const int position = (exit + i) % m;
+    const RankPlace &p = layout.ranks[size_t(node.ranks[size_t(position)])];
+    if (p.gpu < 0) return -1;
+    const std::vector<int> nearest = node.topo->nearestNics(p.gpu);
+    if (p.gpu != out.gpu && std::find(nearest.begin(), nearest.end(), nic) != nearest.end()) return position;
+  }
+  return -1;
+}
+
 struct Slowest {
   double gbs = 0;
   std::string what;
@@ -190,7 +222,12 @@ Status buildRings(const std::vector<const NodeTopology *> &topos, const Layout &
       const Node &node = nodes[size_t(n)];
       const int m = int(node.ranks.size());
       const int exit = exits[size_t(n)][size_t(c % m)];
-      for (int i = 0; i < m; ++i) nodeOrder[size_t(n)].push_back(node.ranks[size_t((exit + 1 + i) % m)]);
+      const int entry = nnodes > 1 ? entryPosition(node, layout, exit) : -1;
+      if (entry >= 0) nodeOrder[size_t(n)].push_back(node.ranks[size_t(entry)]);
+      for (int i = 0; i < m; ++i) {
+        const int position = (exit + 1 + i) % m;
+        if (position != entry) nodeOrder[size_t(n)].push_back(node.ranks[size_t(position)]);
+      }
       // The links inside the node; on one node the ring also closes there.
       const int links = nnodes == 1 ? (m > 1 ? m : 0) : m - 1;
       for (int i = 0; i < links; ++i) {
@@ -213,7 +250,7 @@ Status buildRings(const std::vector<const NodeTopology *> &topos, const Layout &
       const NodeTopology &from = *nodes[size_t(n)].topo, &to = *nodes[size_t(next)].topo;
       PathClass sendPath, recvPath;
       x.sendNic = nicOfPlace(from, layout.ranks[size_t(x.sendRank)], &sendPath);
-      x.recvNic = nicOfPlace(to, layout.ranks[size_t(x.recvRank)], &recvPath);
+      x.recvNic = recvNicOfPlace(to, layout.ranks[size_t(x.recvRank)], x.sendNic, &recvPath);
       x.bandwidthGBs = std::min(nicSideGBs(from, layout.ranks[size_t(x.sendRank)], x.sendNic, sendPath),
                                 nicSideGBs(to, layout.ranks[size_t(x.recvRank)], x.recvNic, recvPath));
       const std::string nicName = x.sendNic >= 0 ? from.nics[size_t(x.sendNic)].name : "no NIC";

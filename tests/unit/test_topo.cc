@@ -223,10 +223,13 @@ BOOST_AUTO_TEST_CASE(two_nvswitch_nodes_use_distinct_nics) {
   for (const RingPlan &ring : plan) {
     checkRing(ring, layout);
     for (const NodeCrossing &x : ring.crossings) {
-      // The NIC is the sending (receiving) GPU's own, the one under its switch.
-      BOOST_TEST(x.sendNic == t.nicForGpu(layout.ranks[size_t(x.sendRank)].gpu));
-      BOOST_TEST(x.recvNic == t.nicForGpu(layout.ranks[size_t(x.recvRank)].gpu));
-      BOOST_TEST(t.gpuNicPath(layout.ranks[size_t(x.sendRank)].gpu, x.sendNic) == PathClass::SameSwitch);
+      // The sending GPU's own NIC, under its switch; the ring enters the
+      // next node at a GPU under the switch of the same NIC (one rail).
+      const int sendGpu = layout.ranks[size_t(x.sendRank)].gpu, recvGpu = layout.ranks[size_t(x.recvRank)].gpu;
+      BOOST_TEST(x.sendNic == t.nicForGpu(sendGpu));
+      BOOST_TEST(t.gpuNicPath(sendGpu, x.sendNic) == PathClass::SameSwitch);
+      BOOST_TEST(x.recvNic == x.sendNic);
+      BOOST_TEST(t.gpuNicPath(recvGpu, x.recvNic) == PathClass::SameSwitch);
       sendNics[x.fromNode].insert(x.sendNic);
     }
     const double expected = std::min({t.gpus[0].nvlinkGBs[1], linkbw::kInfiniBand, t.nics[0].pciLinkGBs});
