@@ -128,25 +128,34 @@ Status checkLayout(const std::vector<const NodeTopology *> &topos, const Layout 
   return Status::Ok;
 }
 
-// Where channel c leaves a node: an index into its hardware order.  Exits
-// nearest their NIC come first; among those, one per distinct NIC before any
-// NIC is used twice; the scan starts from the last rank, so that channel 0
-// keeps the hardware order as it is.
+// Where channel c leaves a node: an index into its hardware order.  The
+// ring inside the node is the hardware order's cycle cut at the exit, so
+// cutting a slow link (between switches or sockets) keeps the fast ones;
+// among equal cuts, exits nearest their NIC come first, and one per
+// distinct NIC before any NIC is used twice.  The scan starts from the
+// last rank, so that where all else is equal channel 0 keeps the hardware
+// order as it is.
 std::vector<int> exitOrder(const Node &node, const Layout &layout) {
   const int m = int(node.ranks.size());
   struct Exit {
     int position, round;
     PathClass path;
+    double cutGBs;
   };
   std::vector<Exit> exits;
   std::vector<int> timesUsed(node.topo->nics.size() + 1, 0);
   for (int scan = 0; scan < m; ++scan) {
     const int position = m - 1 - scan;
+    const RankPlace &here = layout.ranks[size_t(node.ranks[size_t(position)])];
+    const RankPlace &next = layout.ranks[size_t(node.ranks[size_t((position + 1) % m)])];
     PathClass path;
-    const int nic = nicOfPlace(*node.topo, layout.ranks[size_t(node.ranks[size_t(position)])], &path);
-    exits.push_back({position, timesUsed[size_t(nic + 1)]++, path});
+    const int nic = nicOfPlace(*node.topo, here, &path);
+    std::string kind;
+    const double cut = m > 1 ? intraNodeLinkGBs(*node.topo, here, next, &kind) : 0;
+    exits.push_back({position, timesUsed[size_t(nic + 1)]++, path, cut});
   }
   std::stable_sort(exits.begin(), exits.end(), [](const Exit &a, const Exit &b) {
+    if (a.cutGBs != b.cutGBs) return a.cutGBs < b.cutGBs;
     return a.path != b.path ? a.path < b.path : a.round < b.round;
   });
   std::vector<int> positions;

@@ -252,13 +252,20 @@ BOOST_AUTO_TEST_CASE(pcie_nodes_cross_numa_once) {
   const auto plan = rings(t, three, 2);
   for (const RingPlan &ring : plan) {
     checkRing(ring, three);
-    for (const NodeCrossing &x : ring.crossings) {
-      BOOST_TEST(x.sendNic == 0);
-      // Leave through a GPU on the NIC's socket.
-      BOOST_TEST(t.gpus[size_t(three.ranks[size_t(x.sendRank)].gpu)].numa == t.nics[0].numa);
+    for (const NodeCrossing &x : ring.crossings) BOOST_TEST(x.sendNic == 0);
+    // Inside each node the path crosses the sockets once: the cycle's
+    // other socket crossing is the link cut to leave the node.
+    std::vector<int> socketCrossings(3, 0);
+    for (size_t i = 0; i + 1 < ring.order.size(); ++i) {
+      const RankPlace &a = three.ranks[size_t(ring.order[i])], &b = three.ranks[size_t(ring.order[i + 1])];
+      if (a.node == b.node && t.gpus[size_t(a.gpu)].numa != t.gpus[size_t(b.gpu)].numa) ++socketCrossings[size_t(a.node)];
     }
+    for (int crossings : socketCrossings) BOOST_TEST(crossings == 1);
     BOOST_TEST(ring.bandwidthGBs == std::min({linkbw::kCrossNuma, linkbw::kEthernet, t.nics[0].pciLinkGBs}));
   }
+  // Channel 0 leaves through a GPU on the NIC's socket; channel 1 elsewhere.
+  for (const NodeCrossing &x : plan[0].crossings)
+    BOOST_TEST(t.gpus[size_t(three.ranks[size_t(x.sendRank)].gpu)].numa == t.nics[0].numa);
   BOOST_TEST(plan[0].crossings[0].sendRank != plan[1].crossings[0].sendRank);
 }
 
