@@ -83,7 +83,7 @@ int recvNicOfPlace(const NodeTopology &topo, const RankPlace &p, int preferred, 
 }
 
 // What a rank can push into (or take from) the network.
-double nicSideGBs(const NodeTopology &topo, const RankPlace &p, int nic, PathClass path) {
+double nicSideGBs(const NodeTopology &topo, int nic, PathClass path) {
   if (nic < 0) return linkbw::kNoNic;
   const double speed = nicGBs(topo.nics[size_t(nic)]);
   return path == PathClass::CrossNuma ? std::min(speed, linkbw::kCrossNuma) : speed;
@@ -260,8 +260,8 @@ Status buildRings(const std::vector<const NodeTopology *> &topos, const Layout &
       PathClass sendPath, recvPath;
       x.sendNic = nicOfPlace(from, layout.ranks[size_t(x.sendRank)], &sendPath);
       x.recvNic = recvNicOfPlace(to, layout.ranks[size_t(x.recvRank)], x.sendNic, &recvPath);
-      x.bandwidthGBs = std::min(nicSideGBs(from, layout.ranks[size_t(x.sendRank)], x.sendNic, sendPath),
-                                nicSideGBs(to, layout.ranks[size_t(x.recvRank)], x.recvNic, recvPath));
+      x.bandwidthGBs = std::min(nicSideGBs(from, x.sendNic, sendPath),
+                                nicSideGBs(to, x.recvNic, recvPath));
       const std::string nicName = x.sendNic >= 0 ? from.nics[size_t(x.sendNic)].name : "no NIC";
       slowest.offer(x.bandwidthGBs, "network from node " + std::to_string(n) + " through " + nicName);
       ring.crossings.push_back(x);

@@ -171,6 +171,9 @@ void readGpus(hwloc_topology_t topo, NodeTopology *out, std::vector<hwloc_obj_t>
 }
 
 void readNvlink(hwloc_topology_t topo, const std::vector<hwloc_obj_t> &gpuObjects, NodeTopology *out) {
+#if HWLOC_API_VERSION < 0x00020100
+  (void)topo, (void)gpuObjects, (void)out;  // hwloc 2.0 names no distances matrix
+#else
   unsigned nr = 1;
   hwloc_distances_s *matrix = nullptr;
   if (hwloc_distances_get_by_name(topo, "NVLinkBandwidth", &nr, &matrix, 0) != 0 || nr == 0) return;
@@ -198,6 +201,7 @@ void readNvlink(hwloc_topology_t topo, const std::vector<hwloc_obj_t> &gpuObject
     }
   }
   hwloc_distances_release(topo, matrix);
+#endif
 }
 
 LinkLayer linkLayerOf(hwloc_obj_t pci, hwloc_obj_t openFabrics, hwloc_obj_t netdev) {
