@@ -234,10 +234,10 @@ void readNics(hwloc_topology_t topo, NodeTopology *out) {
     const auto type = os->attr->osdev.type;
     if (type != HWLOC_OBJ_OSDEV_OPENFABRICS && type != HWLOC_OBJ_OSDEV_NETWORK) continue;
     hwloc_obj_t pci = pciDeviceOf(os);
-    auto same = std::find_if(found.begin(), found.end(), [&](const Found &f) { return pci && f.pci == pci; });
-    Found &f = same != found.end() ? *same : (found.emplace_back(), found.back());
-    f.pci = pci;
-    (type == HWLOC_OBJ_OSDEV_OPENFABRICS ? f.openFabrics : f.netdev) = os;
+    auto nic = std::find_if(found.begin(), found.end(), [&](const Found &f) { return pci && f.pci == pci; });
+    if (nic == found.end()) nic = found.insert(found.end(), Found());
+    nic->pci = pci;
+    (type == HWLOC_OBJ_OSDEV_OPENFABRICS ? nic->openFabrics : nic->netdev) = os;
   }
   for (const Found &f : found) {
     Nic nic;
