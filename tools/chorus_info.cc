@@ -3,11 +3,14 @@
 // Prints the library version, the build configuration (MPI library, CUDA and
 // its gencodes, UCX, hwloc), every CHORUS_* setting of src/core/params.h with
 // its default, current value and help, and the node's topology as hwloc sees
-// it.  Runs without mpirun (MPI singleton); see man/chorus_info.1.
+// it.  Runs without mpirun (MPI singleton); see man/chorus_info.1.  With
+// --topo it prints instead what Chorus reads of the node (CHORUS_TOPO_FILE
+// or this machine) and the rings and trees it would build (topo_print.cc).
 #include <hwloc.h>
 #include <mpi.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <string>
@@ -16,6 +19,7 @@
 #include "api/predefined_types.h"
 #include "chorus.h"
 #include "core/params.h"
+#include "topo_print.h"
 
 namespace {
 
@@ -24,12 +28,19 @@ constexpr int kWidth = 78;  // wrap help text to this many columns
 void usage(FILE *out) {
   fprintf(out,
           "Usage: chorus_info [-h] [-s] [-t] [-d]\n"
+          "       chorus_info --topo [--json] [--layout N[xM]] [--channels C]\n"
           "Print the Chorus version, build configuration, CHORUS_* settings and node\n"
           "topology.  Runs without mpirun.\n"
           "  -s  settings only\n"
           "  -t  topology only\n"
           "  -d  datatypes only: what each predefined MPI type does in Chorus\n"
-          "  -h  this help\n");
+          "  -h  this help\n"
+          "  --topo          the GPUs, NICs, rings and trees Chorus sees and builds\n"
+          "                  (honours CHORUS_TOPO_FILE)\n"
+          "  --json          with --topo: as JSON\n"
+          "  --layout N[xM]  with --topo: N nodes of M ranks (default: 1 node, one\n"
+          "                  rank per GPU, or per NUMA domain without GPUs)\n"
+          "  --channels C    with --topo: rings to build (default: one per NIC, >= 2)\n");
 }
 
 // Print `text` wrapped at kWidth after `indent` spaces.
@@ -217,7 +228,8 @@ void printDatatypes() {
 }  // namespace
 
 int main(int argc, char **argv) {
-  bool onlySettings = false, onlyTopology = false, onlyTypes = false;
+  bool onlySettings = false, onlyTopology = false, onlyTypes = false, topo = false;
+  chorus_info::TopoRequest topoRequest;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       usage(stdout);
@@ -228,12 +240,29 @@ int main(int argc, char **argv) {
       onlyTopology = true;
     } else if (!strcmp(argv[i], "-d")) {
       onlyTypes = true;
+    } else if (!strcmp(argv[i], "--topo")) {
+      topo = true;
+    } else if (!strcmp(argv[i], "--json")) {
+      topoRequest.json = true;
+    } else if (!strcmp(argv[i], "--layout") && i + 1 < argc) {
+      if (!chorus_info::parseLayout(argv[++i], &topoRequest)) {
+        fprintf(stderr, "chorus_info: --layout '%s' is not N or NxM (nodes x ranks per node)\n", argv[i]);
+        return 2;
+      }
+    } else if (!strcmp(argv[i], "--channels") && i + 1 < argc) {
+      topoRequest.channels = atoi(argv[++i]);
+      if (topoRequest.channels < 1 || topoRequest.channels > 64) {
+        fprintf(stderr, "chorus_info: --channels '%s' is not 1..64\n", argv[i]);
+        return 2;
+      }
     } else {
       fprintf(stderr, "chorus_info: unknown option '%s'\n", argv[i]);
       usage(stderr);
       return 2;
     }
   }
+  // Rings and trees are pure functions of the topology: no MPI needed.
+  if (topo) return chorus_info::printTopo(topoRequest);
   bool all = !onlySettings && !onlyTopology && !onlyTypes;
   bool build = all, settings = all || onlySettings, topology = all || onlyTopology, types = all || onlyTypes;
   // A singleton MPI process when started without mpirun.

@@ -44,7 +44,14 @@ enum class ParamKind { Choice, Integer, Size, List };
   X(HostId, Choice, "CHORUS_HOSTID", "", "",                                                      \
     "This process's node identity: ranks with equal values are one node (shared memory), others " \
     "talk over UCX. Empty: the host name and boot id. Set it per rank to force a layout, e.g. "   \
-    "to play several nodes on one machine.")
+    "to play several nodes on one machine.")                                                     \
+  X(TopoFile, Choice, "CHORUS_TOPO_FILE", "", "",                                                 \
+    "Read the node's hardware (NUMA domains, GPUs, NICs, PCIe tree, NVLink) from this hwloc XML " \
+    "file instead of this machine, e.g. one written by CHORUS_TOPO_DUMP_FILE or lstopo on "       \
+    "another machine. Rings and trees then follow that machine's hardware.")                     \
+  X(TopoDumpFile, Choice, "CHORUS_TOPO_DUMP_FILE", "", "",                                        \
+    "Write the hardware topology Chorus reads (hwloc XML, I/O devices included) to this file, "   \
+    "for CHORUS_TOPO_FILE elsewhere or to attach to a bug report.")
 
 enum class ParamId : int {
 #define CHORUS_PARAM_ID(id, kind, env, def, accepted, help) id,
