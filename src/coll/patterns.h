@@ -81,43 +81,50 @@ CHORUS_HOST_DEVICE inline BinaryTree makeTree(int which, int rank, int nranks) {
   return t;
 }
 
-// In-order binary tree over positions 0..n-1 (the shape of NCCL's double
-// binary tree): position 0 is the root, with one child, the largest power of
-// two below n; below it a position p whose lowest set bit is l has the
-// children p - l/2 and p + l/2 (or, past the end, the largest p + l/4,
-// p + l/8... that exists).  Odd positions are the leaves, so a tree over the
-// positions shifted by one has the other half as leaves: every node is
-// interior in one tree at most (with an odd n, exactly one node is interior
-// in both, which no pair of binary trees avoids).
-CHORUS_HOST_DEVICE inline int inorderParent(int pos, int n) {
-  if (pos == 0) return -1;
-  int low = pos & -pos;
-  for (int up = pos;;) {
-    up = (up & (low << 1)) ? up - low : up + low;
-    if (up < n) return up;
-    low <<= 1;
-    if (low > n) return 0;  // above the largest power of two: the root's child
+// The double binary tree over nodes.  In the in-order numbering of an
+// infinite binary tree, position p with lowest set bit b has children
+// p -/+ b/2 and parent p -/+ b (whichever is a multiple of 2b but not of 4b).
+// Cut to positions 1..n, the root is the largest power of two up to n, a
+// right child beyond n is replaced by the deepest one inside, and a node
+// whose parent would lie beyond n hangs from p - b instead.  Odd positions
+// are the leaves.  Tree 0 puts node k at position k + 1 and tree 1 at k
+// (node 0 at n), so the leaves of one are the interior nodes of the other:
+// every node is interior in one tree at most.  Tree -1 is tree 0 rotated so
+// that `rootNode` is its root (bcast and reduce).
+CHORUS_HOST_DEVICE inline int nodeTreePosition(int tree, int node, int rootNode, int n) {
+  if (tree == 1) return node == 0 ? n : node;
+  if (tree < 0) {
+    int top = 1;
+    while (top * 2 <= n) top *= 2;
+    node = mod(node - rootNode + top - 1, n);  // rootNode lands on the root's position
   }
+  return node + 1;
 }
-
-CHORUS_HOST_DEVICE inline int inorderChildren(int pos, int n, int *children) {
-  int nchildren = 0;
-  if (pos == 0) {
-    if (n > 1) {
-      int top = 1;
-      while (top * 2 <= n - 1) top *= 2;
-      children[nchildren++] = top;
-    }
-    return nchildren;
+CHORUS_HOST_DEVICE inline int nodeTreeNodeAt(int tree, int position, int rootNode, int n) {
+  if (tree == 1) return position == n ? 0 : position;
+  if (tree < 0) {
+    int top = 1;
+    while (top * 2 <= n) top *= 2;
+    return mod(position - 1 - (top - 1) + rootNode, n);
   }
-  const int low = pos & -pos;
+  return position - 1;
+}
+// The parent node, -1 at the root.
+CHORUS_HOST_DEVICE inline int nodeTreeParent(int tree, int node, int rootNode, int n) {
+  const int p = nodeTreePosition(tree, node, rootNode, n), low = p & -p;
+  int up = (p ^ low) | (low << 1);
+  if (up > n) up = p ^ low;
+  return up == 0 ? -1 : nodeTreeNodeAt(tree, up, rootNode, n);
+}
+// The child nodes (at most two) into `children`; returns how many.
+CHORUS_HOST_DEVICE inline int nodeTreeChildren(int tree, int node, int rootNode, int n, int *children) {
+  const int p = nodeTreePosition(tree, node, rootNode, n), low = p & -p;
   if (low == 1) return 0;
-  children[nchildren++] = pos - low / 2;
-  for (int step = low / 2; step >= 1; step /= 2)
-    if (pos + step < n) {
-      children[nchildren++] = pos + step;
-      break;
-    }
+  int nchildren = 0;
+  children[nchildren++] = nodeTreeNodeAt(tree, p - low / 2, rootNode, n);
+  int offset = low / 2;
+  while (offset >= 1 && p + offset > n) offset /= 2;
+  if (offset >= 1) children[nchildren++] = nodeTreeNodeAt(tree, p + offset, rootNode, n);
   return nchildren;
 }
 
@@ -129,15 +136,14 @@ struct NodeLayout {
   const int *order, *where, *nodeStart, *nodeOf;
 };
 
-// A tree that crosses node boundaries only between nodes: an in-order
-// binary tree over the nodes links one head rank per node, and the ranks of
+// A tree that crosses node boundaries only between nodes: the node tree
+// above links one head rank per node, and the ranks of
 // each node hang below their head as a chain, so a small message pays
 // log2(nodes) network hops plus the node's shared-memory hops.
-// which 0 and 1: the two trees of a double binary tree (the node positions
-// of tree 1 are shifted by one; its chains run backwards so that the head's
-// extra load falls on another rank).  which < 0: one tree rooted at `root`
-// (bcast, reduce): the nodes' positions rotated so root's node comes first,
-// and root's node's chain starting at root.
+// which 0 and 1: the two trees of the double binary tree (tree 1's chains
+// run backwards, so the two trees leave a node through different ranks).
+// which < 0: one tree rooted at `root` (bcast, reduce), root's node's chain
+// starting at root.
 CHORUS_HOST_DEVICE inline BinaryTree nodeTree(int which, int rank, int root, const NodeLayout &l) {
   const int node = l.nodeOf[rank];
   const int first = l.nodeStart[node], size = l.nodeStart[node + 1] - first;
@@ -153,8 +159,6 @@ CHORUS_HOST_DEVICE inline BinaryTree nodeTree(int which, int rank, int root, con
     return l.order[start + (backwards ? len - 1 : 0)];
   };
   const int rootNode = rooted ? l.nodeOf[root] : 0;
-  auto posOf = [&](int n) { return rooted ? mod(n - rootNode, l.nnodes) : (which == 1 ? (n + 1) % l.nnodes : n); };
-  auto nodeAt = [&](int p) { return rooted ? (p + rootNode) % l.nnodes : (which == 1 ? mod(p - 1, l.nnodes) : p); };
 
   const int index = mod(step * (l.where[rank] - first - chainStart), size);
   BinaryTree t;
@@ -163,11 +167,11 @@ CHORUS_HOST_DEVICE inline BinaryTree nodeTree(int which, int rank, int root, con
   if (index > 0) {
     t.parent = chainRank(index - 1);
   } else {
-    const int up = inorderParent(posOf(node), l.nnodes);
-    t.parent = up < 0 ? -1 : headOf(nodeAt(up));
+    const int up = nodeTreeParent(which, node, rootNode, l.nnodes);
+    t.parent = up < 0 ? -1 : headOf(up);
     int below[2];
-    const int nbelow = inorderChildren(posOf(node), l.nnodes, below);
-    for (int c = 0; c < nbelow; ++c) t.children[t.nchildren++] = headOf(nodeAt(below[c]));
+    const int nbelow = nodeTreeChildren(which, node, rootNode, l.nnodes, below);
+    for (int c = 0; c < nbelow; ++c) t.children[t.nchildren++] = headOf(below[c]);
   }
   if (index + 1 < size) t.children[t.nchildren++] = chainRank(index + 1);
   return t;

@@ -99,13 +99,13 @@ constexpr LinkClass kNetLink = {"net", 5.0, 3500.0};
 
 double hopUs(const LinkClass &link, double bytes) { return link.latencyUs + bytes / link.bytesPerUs; }
 
-// Network hops from the root to the deepest node of the in-order tree over
+// Network hops from the root to the deepest node of the node tree over
 // `nnodes` nodes (patterns.h): what a small message pays each way.
 int nodeTreeDepth(int nnodes) {
   int deepest = 0;
-  for (int p = 1; p < nnodes; ++p) {
-    int depth = 0;
-    for (int q = p; q > 0; q = inorderParent(q, nnodes)) ++depth;
+  for (int p = 0; p < nnodes; ++p) {
+    int depth = -1;
+    for (int q = p; q >= 0; q = nodeTreeParent(0, q, 0, nnodes)) ++depth;
     deepest = depth > deepest ? depth : deepest;
   }
   return deepest;

@@ -6,6 +6,7 @@
 #include <string>
 #include <tuple>
 
+#include "coll/patterns.h"
 #include "core/log.h"
 
 namespace chorus {
@@ -275,41 +276,14 @@ Status buildRings(const std::vector<const NodeTopology *> &topos, const Layout &
   return Status::Ok;
 }
 
-// ---------------------------------------------------------------------------
-// Double binary tree.  In the in-order numbering of an infinite binary tree,
-// position p with lowest set bit b has children p -/+ b/2 and parent p -/+ b
-// (whichever is a multiple of 2b but not 4b).  Cut to positions 1..n, a
-// right child beyond n is replaced by the deepest one inside, and a node
-// whose parent would lie beyond n hangs from p - b instead.
-
-namespace {
-
-int positionOf(int tree, int node, int nnodes) { return tree == 0 ? node + 1 : (node == 0 ? nnodes : node); }
-int nodeAt(int tree, int position, int nnodes) {
-  return tree == 0 ? position - 1 : (position == nnodes ? 0 : position);
-}
-int lowestBit(int p) { return p & -p; }
-
-}  // namespace
-
-int treeParent(int tree, int node, int nnodes) {
-  const int p = positionOf(tree, node, nnodes);
-  const int b = lowestBit(p);
-  int up = (p ^ b) | (b << 1);
-  if (up > nnodes) up = p ^ b;
-  return up == 0 ? -1 : nodeAt(tree, up, nnodes);
-}
+// Double binary tree: the node tree of the algorithms (patterns.h), so that
+// what chorus_info shows is what the collectives run.
+int treeParent(int tree, int node, int nnodes) { return nodeTreeParent(tree, node, 0, nnodes); }
 
 std::vector<int> treeChildren(int tree, int node, int nnodes) {
-  std::vector<int> children;
-  const int p = positionOf(tree, node, nnodes);
-  const int b = lowestBit(p);
-  if (b == 1) return children;
-  children.push_back(nodeAt(tree, p - b / 2, nnodes));
-  int offset = b / 2;
-  while (offset >= 1 && p + offset > nnodes) offset /= 2;
-  if (offset >= 1) children.push_back(nodeAt(tree, p + offset, nnodes));
-  return children;
+  int children[2];
+  const int n = nodeTreeChildren(tree, node, 0, nnodes, children);
+  return std::vector<int>(children, children + n);
 }
 
 Status buildTrees(const std::vector<const NodeTopology *> &topos, const Layout &layout, TreePlan *trees) {

@@ -76,11 +76,8 @@ double intraNodeLinkGBs(const NodeTopology &topo, const RankPlace &a, const Rank
 // What a NIC carries at most: its link layer's default, capped by its PCIe link.
 double nicGBs(const Nic &nic);
 
-// The double binary tree over node indices.  Tree 0 is the in-order binary
-// tree of positions 1..n (node k at position k+1): odd positions are
-// leaves, so even nodes are leaves.  Tree 1 is the same tree shifted by one
-// node (node k at position k, node 0 at n): odd nodes are leaves.  So each
-// node is interior in at most one tree, and the two roots differ.
+// The double binary tree over node indices: nodeTreeParent and
+// nodeTreeChildren of patterns.h (tree 0 or 1), which the collectives run.
 int treeParent(int tree, int node, int nnodes);  // -1 for the root
 std::vector<int> treeChildren(int tree, int node, int nnodes);
 

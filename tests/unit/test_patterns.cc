@@ -141,31 +141,37 @@ BOOST_AUTO_TEST_CASE(double_binary_tree_is_consistent) {
   }
 }
 
-// The in-order tree over nodes: parent and children agree, every position
-// is reached from the root, and the depth is about log2(n).
-BOOST_AUTO_TEST_CASE(inorder_tree_is_consistent) {
+// The node tree: parent and children agree, every node reaches the root,
+// the depth is about log2(n), and in the double tree (0 and 1) no node is
+// interior twice; the rooted tree (-1) has its root node at the top.
+BOOST_AUTO_TEST_CASE(node_tree_over_nodes_is_consistent) {
   for (int n = 1; n <= 70; ++n) {
-    for (int p = 0; p < n; ++p) {
-      int children[2];
-      const int nc = inorderChildren(p, n, children);
-      for (int c = 0; c < nc; ++c) {
-        BOOST_TEST(children[c] < n);
-        BOOST_TEST(inorderParent(children[c], n) == p, "n=" << n << " p=" << p << " child " << children[c]);
+    for (int tree = -1; tree <= 1; ++tree)
+      for (int rootNode = 0; rootNode < (tree < 0 ? n : 1); ++rootNode) {
+        int roots = 0;
+        for (int node = 0; node < n; ++node) {
+          int children[2];
+          const int nc = nodeTreeChildren(tree, node, rootNode, n, children);
+          for (int c = 0; c < nc; ++c)
+            BOOST_TEST(nodeTreeParent(tree, children[c], rootNode, n) == node,
+                       "n=" << n << " tree " << tree << " node " << node << " child " << children[c]);
+          if (nodeTreeParent(tree, node, rootNode, n) < 0) {
+            ++roots;
+            if (tree < 0) BOOST_TEST(node == rootNode);
+          }
+          int depth = 0;
+          for (int q = node; q >= 0 && depth <= n; q = nodeTreeParent(tree, q, rootNode, n)) ++depth;
+          BOOST_TEST(depth <= barrierRounds(n) + 1, "n=" << n << " node " << node);
+        }
+        BOOST_TEST(roots == 1);
       }
-      int depth = 0;
-      for (int q = p; q > 0; q = inorderParent(q, n)) ++depth;
-      BOOST_TEST(depth <= barrierRounds(n) + 1, "n=" << n << " p=" << p);
-    }
-    // Odd positions are leaves, so the tree shifted by one position makes
-    // every node interior in one of the two trees at most (one node both
-    // when n is odd).
     int interiorInBoth = 0;
     for (int node = 0; node < n; ++node) {
       int children[2];
-      if (inorderChildren(node, n, children) > 0 && inorderChildren((node + 1) % n, n, children) > 0)
+      if (nodeTreeChildren(0, node, 0, n, children) > 0 && nodeTreeChildren(1, node, 0, n, children) > 0)
         ++interiorInBoth;
     }
-    BOOST_TEST(interiorInBoth <= (n % 2), "n=" << n);
+    BOOST_TEST(interiorInBoth == 0, "n=" << n);
   }
 }
 
