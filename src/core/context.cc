@@ -13,6 +13,7 @@
 #include "core/log.h"
 #include "core/params.h"
 #include "topo/topo.h"
+#include "topo/topology.h"
 #ifdef CHORUS_HAVE_UCX
 #include "transport/ucx/ucx.h"
 #endif
@@ -108,8 +109,9 @@ uint64_t hostIdentity() {
   return machineIdentity();
 }
 
-// Node indices in order of each node's first rank; this rank's place in its node.
-void assignNodes(Context &ctx, const std::vector<uint64_t> &hosts) {
+// Node indices in order of each node's first rank; this rank's place in its
+// node.  `places` (topoRankKey) orders the ranks of a node along the rings.
+void assignNodes(Context &ctx, const std::vector<uint64_t> &hosts, const std::vector<int64_t> &places) {
   ctx.nodeOf.assign(size_t(ctx.nranks), -1);
   ctx.nnodes = 0;
   for (int r = 0; r < ctx.nranks; ++r) {
@@ -118,13 +120,18 @@ void assignNodes(Context &ctx, const std::vector<uint64_t> &hosts) {
       if (hosts[size_t(q)] == hosts[size_t(r)]) ctx.nodeOf[size_t(q)] = ctx.nnodes;
     ++ctx.nnodes;
   }
-  // The rings visit the nodes one after another (the ranks of a node in
-  // rank order), so each ring crosses every node boundary once.
+  // The rings visit the nodes one after another, so each ring crosses every
+  // node boundary once; inside a node they follow the hardware (NUMA domain,
+  // then core: topoRankKey), ties in rank order.
   if (ctx.nnodes > 1) {
     ctx.ringOrder.clear();
-    for (int node = 0; node < ctx.nnodes; ++node)
+    for (int node = 0; node < ctx.nnodes; ++node) {
+      const size_t begin = ctx.ringOrder.size();
       for (int r = 0; r < ctx.nranks; ++r)
         if (ctx.nodeOf[size_t(r)] == node) ctx.ringOrder.push_back(r);
+      std::stable_sort(ctx.ringOrder.begin() + long(begin), ctx.ringOrder.end(),
+                       [&](int a, int b) { return places[size_t(a)] < places[size_t(b)]; });
+    }
     ctx.ringWhere.assign(size_t(ctx.nranks), 0);
     for (int p = 0; p < ctx.nranks; ++p) ctx.ringWhere[size_t(ctx.ringOrder[size_t(p)])] = p;
     ctx.nodeStart.assign(size_t(ctx.nnodes) + 1, ctx.nranks);
@@ -176,15 +183,26 @@ Status bootstrap(Context &ctx) {
   self.pid = getpid();
   // Node and machine of every rank.  They differ when CHORUS_HOSTID plays
   // several nodes on one machine, whose cores the ranks still share.
-  const uint64_t mine[2] = {self.hostHash, machineIdentity()};
-  std::vector<uint64_t> both(2 * size_t(ctx.nranks)), hosts(size_t(ctx.nranks));
-  CHORUS_MPICHECK(MPI_Allgather(mine, 2, MPI_UINT64_T, both.data(), 2, MPI_UINT64_T, comm));
+  // And each rank's place in its node's hardware, to order the rings.
+  const uint64_t mine[3] = {self.hostHash, machineIdentity(), uint64_t(topoRankKey(-1))};
+  std::vector<uint64_t> all(3 * size_t(ctx.nranks)), hosts(size_t(ctx.nranks));
+  std::vector<int64_t> places(size_t(ctx.nranks));
+  CHORUS_MPICHECK(MPI_Allgather(mine, 3, MPI_UINT64_T, all.data(), 3, MPI_UINT64_T, comm));
   int onMachine = 0;
   for (int r = 0; r < ctx.nranks; ++r) {
-    hosts[size_t(r)] = both[2 * size_t(r)];
-    onMachine += both[2 * size_t(r) + 1] == mine[1];
+    hosts[size_t(r)] = all[3 * size_t(r)];
+    onMachine += all[3 * size_t(r) + 1] == mine[1];
+    places[size_t(r)] = int64_t(all[3 * size_t(r) + 2]);
   }
-  assignNodes(ctx, hosts);
+  assignNodes(ctx, hosts, places);
+  if (ctx.nnodes > 1 && ctx.rank == 0 && logEnabled(LogLevel::Info, kSubsysTopo)) {
+    std::string text;
+    for (int p = 0; p < ctx.nranks && p < 256; ++p)
+      text += (p > 0 && ctx.nodeOf[size_t(ctx.ringOrder[size_t(p)])] != ctx.nodeOf[size_t(ctx.ringOrder[size_t(p - 1)])]
+                   ? " | " : " ") + std::to_string(ctx.ringOrder[size_t(p)]);
+    CHORUS_INFO(kSubsysTopo, "ring over %d nodes, ranks in ring order ('|' between nodes):%s", ctx.nnodes,
+                text.c_str());
+  }
   self.nodeRank = ctx.nodeRank;
   if (ctx.nnodes > 1) {
 #ifdef CHORUS_HAVE_UCX

@@ -499,8 +499,12 @@ int64_t topoRankKey(int cudaDevice) {
 #else
   (void)cudaDevice;
 #endif
-  int numa = -1, core = -1;
-  boundPlace(&numa, &core);
+  // Loading the topology costs milliseconds and every communicator asks:
+  // the binding is read once per process (a rank rebound later keeps its
+  // first place in the rings, which only costs speed).
+  static std::once_flag once;
+  static int numa = -1, core = -1;
+  std::call_once(once, [] { boundPlace(&numa, &core); });
   return topoMakeHostKey(numa, core);
 }
 
