@@ -65,14 +65,15 @@ int execute(ApiCall &call, CollRequest &&req, size_t planBytes, MPIX_Gpu_stream 
               plan.why);
   ++ctx->collectives;
 #ifdef CHORUS_HAVE_CUDA
-  if (onDevice && ctx->nnodes > 1)
-    return call.fail(ErrorClass::Unsupported,
-                     "device buffers on a communicator spanning %d nodes: the UCX path for GPU memory is not built "
-                     "yet; use host buffers across nodes",
-                     ctx->nnodes);
   if (onDevice) {
-    char text[320];
-    s = cudaExecute(*ctx, req, stream, !enqueue, text, sizeof text);
+    char text[320] = "";
+    if (ctx->nnodes > 1) {  // across nodes: staged through host memory (cuda_staged.cc)
+      ctx->channel.coll = collName(req.coll);
+      ctx->channel.algo = algoName(plan.algo);
+      s = cudaExecuteStaged(*ctx, req, stream, text, sizeof text);
+    } else {
+      s = cudaExecute(*ctx, req, stream, !enqueue, text, sizeof text);
+    }
     if (s == Status::Aborted)
       return call.failStatus(s, text[0] ? text : "an earlier collective on this communicator failed; free it");
     if (s != Status::Ok) return call.failStatus(s, text);

@@ -51,6 +51,7 @@ void destroy(Context *ctx) {
 #ifdef CHORUS_HAVE_CUDA
   cudaStateFree(ctx->cuda);
   ctx->cuda = nullptr;
+  cudaStagingFree(*ctx);
 #endif
   if (ctx->netTransport) ctx->netTransport->free(*ctx);
   if (ctx->transport) ctx->transport->free(*ctx);

@@ -46,6 +46,8 @@ struct Context {
   HostChannel channel;
   uint64_t collectives = 0;               // count of collectives run, for logs
   CudaState *cuda = nullptr;              // CUDA executor state, lazily (CUDA builds only)
+  void *netStaging = nullptr;             // pinned host memory staging device buffers across nodes
+  size_t netStagingBytes = 0;
 };
 
 // The context of `comm`, created (collectively) when missing.

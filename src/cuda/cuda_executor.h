@@ -24,4 +24,11 @@ Status cudaExecute(Context &ctx, const CollRequest &req, CUstream_st *stream, bo
 // Release the CUDA state of a context (local, from the context's destructor).
 void cudaStateFree(CudaState *st);
 
+// Device buffers on a communicator spanning nodes (cuda_staged.cc): copied
+// into pinned host memory, run by the host executor, copied back; returns
+// once the result is in recvbuf.
+Status cudaExecuteStaged(Context &ctx, const CollRequest &req, CUstream_st *stream, char *errText, size_t errLen);
+// Release the context's staging memory (local).
+void cudaStagingFree(Context &ctx);
+
 }  // namespace chorus

@@ -25,9 +25,17 @@ if "$mpirun" --version 2>&1 </dev/null | grep -q "Open MPI\|OpenRTE"; then
   [ "$(id -u)" = 0 ] && flags="$flags --allow-run-as-root"
 fi
 export CHORUS_TIMEOUT=${CHORUS_TIMEOUT:-120}
+# Several nodes played on this machine (../mpi/hostid-wrap.sh): device
+# buffers then cross "nodes" staged through host memory, over UCX tcp.
+wrap=
+if [ -n "${CHORUS_TEST_LAYOUT:-}" ]; then
+  wrap="$(cd "$(dirname "$0")/../mpi" && pwd)/hostid-wrap.sh"
+  UCX_TLS=${UCX_TLS:-tcp}
+  export CHORUS_TEST_LAYOUT UCX_TLS
+fi
 status=0
 for proto in ${CHORUS_TEST_PROTOS:-simple ll auto}; do
-  CHORUS_PROTO=$proto timeout "${CHORUS_TEST_TIMEOUT:-900}" "$mpirun" $flags ${MPIRUN_FLAGS:-} -np "$np" "./$prog" </dev/null
+  CHORUS_PROTO=$proto timeout "${CHORUS_TEST_TIMEOUT:-900}" "$mpirun" $flags ${MPIRUN_FLAGS:-} -np "$np" $wrap "./$prog" </dev/null
   rc=$?
   # No GPU: every protocol would skip alike.
   [ $rc = 77 ] && exit 77

@@ -1,0 +1,97 @@
+// Device buffers on a communicator that spans nodes: staged through pinned
+// host memory, then the host executor runs the collective over shared
+// memory and UCX as for host buffers.
+//
+// Why whole buffers and not a proxy thread streaming slots: the host engine
+// already runs every algorithm across nodes (rings in node order, trees
+// across nodes, the hierarchical allreduce), and UCX as Debian builds it
+// cannot read GPU memory anyway, so every byte crosses PCIe into host memory
+// before it can leave the node.  Staging the whole buffer costs one copy
+// each way that a slot pipeline would overlap with the network; it is the
+// correct first step, and leaves the kernels out of the inter-node path
+// until GPUDirect RDMA is available to measure against.
+//
+// Ordering: the call waits for the stream's earlier work (which produced the
+// send buffer), and the result is in the receive buffer when it returns, for
+// the _enqueue variants too (their stream then has nothing left to wait for).
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "coll/host_executor.h"
+#include "core/context.h"
+#include "cuda/cuda_check.h"
+#include "cuda/cuda_executor.h"
+
+namespace chorus {
+
+namespace {
+
+// Bytes this rank's sendbuf contributes in `req`.
+size_t sentBytes(const CollRequest &req, int rank, int nranks) {
+  const size_t block = req.count * req.elemSize;
+  switch (req.coll) {
+    case Coll::Allreduce: case Coll::Reduce: case Coll::Allgather: return block;
+    case Coll::Bcast: return rank == req.root ? block : 0;
+    case Coll::ReduceScatter: case Coll::Alltoall: return block * size_t(nranks);
+    default: return 0;
+  }
+}
+
+Status ensureStaging(Context &ctx, size_t bytes) {
+  if (bytes <= ctx.netStagingBytes) return Status::Ok;
+  if (ctx.netStaging) CHORUS_CUDACHECK(cudaFreeHost(ctx.netStaging));
+  ctx.netStaging = nullptr;
+  ctx.netStagingBytes = 0;
+  CHORUS_CUDACHECK(cudaHostAlloc(&ctx.netStaging, bytes, cudaHostAllocDefault));
+  ctx.netStagingBytes = bytes;
+  return Status::Ok;
+}
+
+}  // namespace
+
+Status cudaExecuteStaged(Context &ctx, const CollRequest &req, CUstream_st *stream, char *errText, size_t errLen) {
+  const size_t sendBytes = sentBytes(req, ctx.rank, ctx.nranks);
+  const size_t recvBytes = receivedBytes(req, ctx.rank, ctx.nranks);
+  // In place (and every bcast): one region both ways.
+  const bool shared = req.sendbuf == req.recvbuf;
+  const size_t sendRegion = (sendBytes + 63) & ~size_t(63);
+  const size_t total = shared ? (sendBytes > recvBytes ? sendBytes : recvBytes) : sendRegion + recvBytes;
+  if (ensureStaging(ctx, total > 0 ? total : 1) != Status::Ok) {
+    snprintf(errText, errLen, "%s across nodes: could not allocate %zu bytes of pinned host memory to stage device "
+             "buffers", collName(req.coll), total);
+    return Status::CudaError;
+  }
+  char *hostSend = static_cast<char *>(ctx.netStaging);
+  char *hostRecv = shared ? hostSend : hostSend + sendRegion;
+  cudaStream_t s = reinterpret_cast<cudaStream_t>(stream);
+  // cudaMemcpyDefault: either buffer may be host memory (mixed calls).
+  if (sendBytes > 0) CHORUS_CUDACHECK(cudaMemcpyAsync(hostSend, req.sendbuf, sendBytes, cudaMemcpyDefault, s));
+  // A type with gaps leaves the receive buffer's gap bytes alone: stage them too.
+  if (req.gaps && recvBytes > 0 && !shared)
+    CHORUS_CUDACHECK(cudaMemcpyAsync(hostRecv, req.recvbuf, recvBytes, cudaMemcpyDefault, s));
+  CHORUS_CUDACHECK(cudaStreamSynchronize(s));
+
+  CollRequest host = req;
+  host.sendbuf = hostSend;
+  host.recvbuf = hostRecv;
+  Status st = hostExecute(ctx.channel, host);
+  if (st != Status::Ok) {
+    snprintf(errText, errLen, "%s", ctx.channel.errorText);
+    return st;
+  }
+  if (recvBytes > 0) {
+    CHORUS_CUDACHECK(cudaMemcpyAsync(req.recvbuf, hostRecv, recvBytes, cudaMemcpyDefault, s));
+    CHORUS_CUDACHECK(cudaStreamSynchronize(s));
+  }
+  return Status::Ok;
+}
+
+void cudaStagingFree(Context &ctx) {
+  if (ctx.netStaging) CHORUS_CUDACHECK_IGNORE(cudaFreeHost(ctx.netStaging));
+  ctx.netStaging = nullptr;
+  ctx.netStagingBytes = 0;
+}
+
+}  // namespace chorus
