@@ -29,7 +29,11 @@ inline CollArgs makeArgs(const HostChannel &ch, const CollRequest &req, size_t e
   a.root = req.root;
   a.rank = ch.rank;
   a.nranks = ch.nranks;
-  a.sliceElems = ch.slotBytes / elemSize;
+  // The streaming algorithms run on full FIFOs only; the all-peer ones may
+  // meet small FIFOs (bulk_links.h), so they cut smaller slices.  (Local
+  // runs on no FIFO at all.)
+  const bool allPeers = req.algo == Algo::Direct || req.algo == Algo::Pairwise || req.algo == Algo::Dissemination;
+  a.sliceElems = (allPeers ? ch.allPeerSliceBytes : ch.slotBytes) / elemSize;
   a.ringOrder = ch.ringOrder;
   a.ringWhere = ch.ringWhere;
   return a;
