@@ -166,15 +166,22 @@ void assignNodes(Context &ctx, const std::vector<uint64_t> &hosts) {
   ctx.links.crossPrev = ctx.crossPrev.empty() ? nullptr : ctx.crossPrev.data();
 }
 
+// A communicator whose ranks fit a full FIFO from every peer in this much
+// (the memory target of large nodes) keeps them: the one-shot algorithms
+// then move a message in one slice, as when the planner's crossovers were
+// measured.  With the defaults, up to 7 ranks.  4 ranks on 2 cores,
+// one-shot allreduce, whole against 16 KiB slices (CHORUS_SHM_SLOTS=7
+// against 8, which crosses this limit; two runs each): 32 KiB 9.4-10.0 us
+// against 11.5-11.7, 64 KiB 17.4-17.9 against 23.6-29.2.
+constexpr size_t kEveryFifoFullMaxBytes = size_t(8) << 20;
+
 // The slice of the all-peer algorithms (direct, pairwise, dissemination):
 // the smallest slot of any FIFO of the communicator, so that every rank
-// cuts their messages alike whatever links it has.  Full when no link is
-// small (up to 3 ranks, where the one-shot algorithms then keep one slice
-// per message, as measured by the planner).
+// cuts their messages alike whatever links it has.
 size_t allPeerSliceBytes(const Context &ctx) {
   for (int r = 0; r < ctx.nranks; ++r)
     for (int s = 0; s < ctx.nranks; ++s)
-      if (s != r && !carriesBulk(ctx.links, r, s)) return ctx.smallFifo.slotBytes;
+      if (s != r && !fullFifoLink(ctx, r, s)) return ctx.smallFifo.slotBytes;
   return ctx.fullFifo.slotBytes;
 }
 
@@ -224,6 +231,7 @@ Status bootstrap(Context &ctx) {
   ctx.fullFifo.nslots = int(paramInt(ParamId::ShmSlots));
   ctx.smallFifo.slotBytes = std::min(ctx.fullFifo.slotBytes, kSmallFifoSlotBytes);
   ctx.smallFifo.nslots = std::min(ctx.fullFifo.nslots, kSmallFifoSlots);
+  ctx.everyFifoFull = size_t(ctx.nranks) * fifoFootprint(ctx.fullFifo) <= kEveryFifoFullMaxBytes;
   ctx.scratch.resize(ctx.fullFifo.slotBytes);
   ctx.transport = &kShmTransport;
 
@@ -302,8 +310,12 @@ Status create(MPI_Comm comm, Context **out) {
 
 }  // namespace
 
+bool fullFifoLink(const Context &ctx, int receiver, int sender) {
+  return ctx.everyFifoFull || carriesBulk(ctx.links, receiver, sender);
+}
+
 FifoShape fifoShape(const Context &ctx, int receiver, int sender) {
-  return carriesBulk(ctx.links, receiver, sender) ? ctx.fullFifo : ctx.smallFifo;
+  return fullFifoLink(ctx, receiver, sender) ? ctx.fullFifo : ctx.smallFifo;
 }
 
 Status libraryInit() {

@@ -41,6 +41,7 @@ struct Context {
   const TransportOps *netTransport = nullptr;  // ucx: the peers on other nodes (none on one node)
   void *netState = nullptr;               // owned by `netTransport`
   FifoShape fullFifo{}, smallFifo{};      // the two FIFO sizes (fifo.h); fifoShape() says which link has which
+  bool everyFifoFull = false;             // a small communicator: full FIFOs on every link (fifoShape)
   size_t shmSegmentBytes = 0;             // this rank's shm segment (0: no peer on its node), for tests and logs
   std::vector<char> scratch;              // fullFifo.slotBytes, for the direct algorithms
   HostChannel channel;
@@ -48,9 +49,11 @@ struct Context {
   CudaState *cuda = nullptr;              // CUDA executor state, lazily (CUDA builds only)
 };
 
-// The slots of the FIFO from `sender` into `receiver` (any two ranks of the
-// communicator): full where the link streams bulk data, small elsewhere.
-// Both ends compute it alike, from rank arithmetic only.
+// Whether the FIFO from `sender` into `receiver` (any two ranks of the
+// communicator) is full: where the link streams bulk data, or everywhere on
+// a small communicator.  Both ends compute it alike, from rank arithmetic.
+bool fullFifoLink(const Context &ctx, int receiver, int sender);
+// Its slots.
 FifoShape fifoShape(const Context &ctx, int receiver, int sender);
 
 // The context of `comm`, created (collectively) when missing.

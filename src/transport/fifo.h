@@ -60,7 +60,8 @@ CHORUS_HOST_DEVICE constexpr size_t fifoFootprint(size_t slotBytes, int nslots) 
 // small slices when forced).  Small FIFOs keep all the inline slots, so
 // messages up to kInlineMaxBytes pipeline exactly as on full ones.  32
 // ranks on a node, defaults: 5 full inbound FIFOs at most, the publish ring
-// and 26 small ones, 7.8 MiB per rank instead of 33 MiB.
+// and 26 small ones, 7.8 MiB per rank instead of 33 MiB.  (Communicators
+// whose full FIFOs fit in 8 MiB per rank keep them on every link: context.cc.)
 struct FifoShape {
   size_t slotBytes;
   int nslots;

@@ -50,10 +50,10 @@ SegmentLayout segmentLayout(const Context &ctx, int owner) {
   if (hasPublishRing(ctx)) l.bytes += fifoFootprint(ctx.fullFifo);  // at offset 0
   for (int p = 0; p < ctx.nranks; ++p) {
     if (p == owner || ctx.nodeOf[size_t(p)] != ctx.nodeOf[size_t(owner)]) continue;
-    const bool bulk = carriesBulk(ctx.links, owner, p);
+    const bool full = fullFifoLink(ctx, owner, p);
     l.fifoAt[size_t(p)] = l.bytes;
-    l.bytes += fifoFootprint(bulk ? ctx.fullFifo : ctx.smallFifo);
-    ++(bulk ? l.full : l.small);
+    l.bytes += fifoFootprint(full ? ctx.fullFifo : ctx.smallFifo);
+    ++(full ? l.full : l.small);
   }
   return l;
 }
