@@ -35,7 +35,8 @@ enum class ParamKind { Choice, Integer, Size, List };
     "Slots in each full FIFO: the publish ring and the FIFOs from the ring's previous rank, the " \
     "double binary tree's parents and children and the hierarchical groups' ring neighbours. "    \
     "FIFOs from every other peer are small: 2 slots (the one-shot, alltoall and barrier "         \
-    "algorithms cut their messages to fit).")                                                     \
+    "algorithms cut their messages to fit), unless full FIFOs on every link fit in 8 MiB per "    \
+    "rank (up to 7 ranks with the defaults).")                                                    \
   X(DirectMaxBytes, Size, "CHORUS_DIRECT_MAX_BYTES", "auto", "auto or 0..64M",                    \
     "Largest message (bytes per rank) for the one-shot direct algorithms; auto uses the "         \
     "measured crossover.")                                                                        \
