@@ -16,7 +16,11 @@ struct HostChannel {
   FifoEnd *sendTo = nullptr;    // [nranks]; sendTo[p] writes into p's memory
   FifoEnd *recvFrom = nullptr;  // [nranks]; recvFrom[p] reads our own memory
   FifoEnd *publish = nullptr;   // [nranks]; publish[p] is p's publish ring (fifo.h); null: none
-  size_t slotBytes = 0;
+  size_t slotBytes = 0;          // slots of the full FIFOs: the slice of the streaming algorithms
+  // The slice of the algorithms that talk to every peer (direct, pairwise,
+  // dissemination), whose FIFOs may be small ones (bulk_links.h); the same
+  // on every rank.
+  size_t allPeerSliceBytes = 0;
   int64_t timeoutNs = 0;        // 0: wait forever
   int spinCount = 0;            // polls before yielding the core
   const char *coll = "";        // the running collective and algorithm, for errors

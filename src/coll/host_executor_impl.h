@@ -31,7 +31,14 @@ inline CollArgs makeArgs(const HostChannel &ch, const CollRequest &req, size_t e
   a.root = req.root;
   a.rank = ch.rank;
   a.nranks = ch.nranks;
-  a.sliceElems = ch.slotBytes / elemSize;
+  // The streaming algorithms run on full FIFOs only; the all-peer ones may
+  // meet small FIFOs (bulk_links.h), so they cut smaller slices, and so do
+  // the rooted trees across nodes, whose links move with the root.  (Local
+  // runs on no FIFO at all.)
+  const bool rootedTree = req.algo == Algo::Tree && (req.coll == Coll::Bcast || req.coll == Coll::Reduce);
+  const bool allPeers =
+      req.algo == Algo::Direct || req.algo == Algo::Pairwise || req.algo == Algo::Dissemination || rootedTree;
+  a.sliceElems = (allPeers ? ch.allPeerSliceBytes : ch.slotBytes) / elemSize;
   a.ringOrder = ch.ringOrder;
   a.ringWhere = ch.ringWhere;
   a.nodes = ch.nodes;

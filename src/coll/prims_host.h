@@ -6,10 +6,12 @@
 // post.  Algorithms never see a counter or a fence.
 #pragma once
 
+#include <cstdio>
 #include <cstring>
 
 #include "coll/functors.h"
 #include "coll/host_channel.h"
+#include "core/log.h"
 
 namespace chorus {
 
@@ -20,7 +22,7 @@ class HostPrims {
  public:
   explicit HostPrims(HostChannel &ch) : ch_(ch) {}
 
-  // Elements that fit in one FIFO slot: the largest slice of one call.
+  // Elements that fit in a full FIFO's slot: the largest slice of a streaming algorithm.
   size_t maxElems() const { return ch_.slotBytes / sizeof(T); }
   bool ok() const { return ch_.error == Status::Ok; }
   int rank() const { return ch_.rank; }
@@ -109,11 +111,13 @@ class HostPrims {
       prefetchForRead(recv_[i]->inlineSlot(recv_[i]->step), lines - 1);
     for (int i = 0; doRecv && i < nrecv_; ++i) {
       FifoEnd &e = *recv_[i];
+      if (!inlined && n * sizeof(T) > e.slotBytes) return sliceTooLarge(e, n * sizeof(T));
       const uint64_t *arrived = inlined ? &e.inlineSlot(e.step)[lines - 1].flag : &e.header->tail.value;
       if (!wait(arrived, e.step + 1, e.peer, true)) return;
     }
     for (int i = 0; doSend && i < nsend_; ++i) {
       FifoEnd &e = *send_[i];
+      if (!inlined && n * sizeof(T) > e.slotBytes) return sliceTooLarge(e, n * sizeof(T));
       // The slot this message takes was last used `depth` messages ago.
       const uint64_t depth = inlined ? uint64_t(kInlineSlots) : uint64_t(e.nslots);
       const uint64_t need = e.step + 1 - depth;
@@ -247,6 +251,17 @@ class HostPrims {
         memcpy(lines[l].payload, from + off, bytes - off < kInlineLinePayload ? bytes - off : kInlineLinePayload);
       storeRelease(&lines[l].flag, message);
     }
+  }
+
+  // An algorithm cut a slice larger than a FIFO on its way (a small FIFO:
+  // bulk_links.h does not list a link the algorithm streams on).  A bug,
+  // caught before anything is written past the slot.
+  void sliceTooLarge(const FifoEnd &e, size_t bytes) {
+    snprintf(ch_.errorText, sizeof ch_.errorText,
+             "%s (%s algorithm): rank %d: a %zu-byte message does not fit the %zu-byte slots of its FIFO with rank %d",
+             ch_.coll, ch_.algo, ch_.rank, bytes, e.slotBytes, e.peer);
+    CHORUS_WARN("%s", ch_.errorText);
+    ch_.error = Status::InternalError;
   }
 
   bool wait(const uint64_t *counter, uint64_t target, int peer, bool forData) {

@@ -159,10 +159,49 @@ void assignNodes(Context &ctx, const std::vector<uint64_t> &hosts, const std::ve
   for (const std::vector<int> &n : nodes)
     ctx.planShape.maxNodeRanks = std::max(ctx.planShape.maxNodeRanks, int(n.size()));
   ctx.planShape.equalNodes = equal;
+  ctx.localPrev.clear();
+  ctx.crossPrev.clear();
   if (equal) {
     ctx.localRanks = nodes[size_t(ctx.nodeOf[size_t(ctx.rank)])];
     for (const std::vector<int> &n : nodes) ctx.crossRanks.push_back(n[size_t(ctx.nodeRank)]);
+    // Every rank's neighbours in both groups' rings (in group order, as
+    // allreduceHierarchical runs them), so that any rank can size any FIFO.
+    ctx.localPrev.assign(size_t(ctx.nranks), -1);
+    ctx.crossPrev.assign(size_t(ctx.nranks), -1);
+    const int m = ctx.nodeSize;
+    for (int node = 0; node < ctx.nnodes; ++node) {
+      for (int i = 0; i < m; ++i) {
+        const int r = nodes[size_t(node)][size_t(i)];
+        ctx.localPrev[size_t(r)] = nodes[size_t(node)][size_t(mod(i - 1, m))];
+        ctx.crossPrev[size_t(r)] = nodes[size_t(mod(node - 1, ctx.nnodes))][size_t(i)];
+      }
+    }
   }
+  ctx.links.nranks = ctx.nranks;
+  ctx.links.ringOrder = ctx.ringOrder.empty() ? nullptr : ctx.ringOrder.data();
+  ctx.links.ringWhere = ctx.ringWhere.empty() ? nullptr : ctx.ringWhere.data();
+  ctx.links.localPrev = ctx.localPrev.empty() ? nullptr : ctx.localPrev.data();
+  ctx.links.crossPrev = ctx.crossPrev.empty() ? nullptr : ctx.crossPrev.data();
+  ctx.links.nodes = ctx.nnodes > 1 ? &ctx.nodeLayout : nullptr;
+}
+
+// A communicator whose ranks fit a full FIFO from every peer in this much
+// (the memory target of large nodes) keeps them: the one-shot algorithms
+// then move a message in one slice, as when the planner's crossovers were
+// measured.  With the defaults, up to 7 ranks.  4 ranks on 2 cores,
+// one-shot allreduce, whole against 16 KiB slices (CHORUS_SHM_SLOTS=7
+// against 8, which crosses this limit; two runs each): 32 KiB 9.4-10.0 us
+// against 11.5-11.7, 64 KiB 17.4-17.9 against 23.6-29.2.
+constexpr size_t kEveryFifoFullMaxBytes = size_t(8) << 20;
+
+// The slice of the all-peer algorithms (direct, pairwise, dissemination):
+// the smallest slot of any FIFO of the communicator, so that every rank
+// cuts their messages alike whatever links it has.
+size_t allPeerSliceBytes(const Context &ctx) {
+  for (int r = 0; r < ctx.nranks; ++r)
+    for (int s = 0; s < ctx.nranks; ++s)
+      if (s != r && !fullFifoLink(ctx, r, s)) return ctx.smallFifo.slotBytes;
+  return ctx.fullFifo.slotBytes;
 }
 
 // Every rank learns whether `s` failed anywhere, so that nobody waits for a
@@ -217,10 +256,13 @@ Status bootstrap(Context &ctx) {
 #endif
   }
 
-  ctx.slotBytes = size_t(paramInt(ParamId::ShmSlotSize));
-  ctx.slotBytes &= ~size_t(kFifoAlign - 1);  // keep slots aligned for wide loads
-  ctx.nslots = int(paramInt(ParamId::ShmSlots));
-  ctx.scratch.resize(ctx.slotBytes);
+  ctx.fullFifo.slotBytes = size_t(paramInt(ParamId::ShmSlotSize));
+  ctx.fullFifo.slotBytes &= ~size_t(kFifoAlign - 1);  // keep slots aligned for wide loads
+  ctx.fullFifo.nslots = int(paramInt(ParamId::ShmSlots));
+  ctx.smallFifo.slotBytes = std::min(ctx.fullFifo.slotBytes, kSmallFifoSlotBytes);
+  ctx.smallFifo.nslots = std::min(ctx.fullFifo.nslots, kSmallFifoSlots);
+  ctx.everyFifoFull = size_t(ctx.nranks) * fifoFootprint(ctx.fullFifo) <= kEveryFifoFullMaxBytes;
+  ctx.scratch.resize(ctx.fullFifo.slotBytes);
   ctx.transport = &kShmTransport;
 
   Status s = ctx.transport->setup(ctx, self);
@@ -243,7 +285,8 @@ Status bootstrap(Context &ctx) {
   ch.sendTo = ctx.sendTo.data();
   ch.recvFrom = ctx.recvFrom.data();
   ch.publish = ctx.publish.empty() ? nullptr : ctx.publish.data();
-  ch.slotBytes = ctx.slotBytes;
+  ch.slotBytes = ctx.fullFifo.slotBytes;
+  ch.allPeerSliceBytes = allPeerSliceBytes(ctx);
   ch.scratch = ctx.scratch.data();
   ch.timeoutNs = paramInt(ParamId::Timeout) * 1000000000ll;
   if (!ctx.ringOrder.empty()) {
@@ -268,9 +311,12 @@ Status bootstrap(Context &ctx) {
   int64_t spin = paramInt(ParamId::SpinCount);
   const bool oversubscribed = onMachine > topoUsableCores();
   ch.spinCount = spin >= 0 ? int(spin) : (oversubscribed ? 0 : 20000);
-  CHORUS_INFO(kSubsysInit, "context ready: %d ranks on %d node(s) (%d here), transport %s%s, %d slots of %zu bytes, %s",
-              ctx.nranks, ctx.nnodes, ctx.nodeSize, ctx.transport->name, ctx.netTransport ? "+ucx" : "", ctx.nslots,
-              ctx.slotBytes, oversubscribed ? "oversubscribed node: waits yield at once" : "waits spin before yielding");
+  CHORUS_INFO(kSubsysInit,
+              "context ready: %d ranks on %d node(s) (%d here), transport %s%s, full FIFOs %d slots of %zu bytes, "
+              "small FIFOs %d of %zu, all-peer slices of %zu bytes, %s",
+              ctx.nranks, ctx.nnodes, ctx.nodeSize, ctx.transport->name, ctx.netTransport ? "+ucx" : "",
+              ctx.fullFifo.nslots, ctx.fullFifo.slotBytes, ctx.smallFifo.nslots, ctx.smallFifo.slotBytes,
+              ch.allPeerSliceBytes, oversubscribed ? "oversubscribed node: waits yield at once" : "waits spin before yielding");
   return Status::Ok;
 }
 
@@ -294,6 +340,14 @@ Status create(MPI_Comm comm, Context **out) {
 }
 
 }  // namespace
+
+bool fullFifoLink(const Context &ctx, int receiver, int sender) {
+  return ctx.everyFifoFull || carriesBulk(ctx.links, receiver, sender);
+}
+
+FifoShape fifoShape(const Context &ctx, int receiver, int sender) {
+  return fullFifoLink(ctx, receiver, sender) ? ctx.fullFifo : ctx.smallFifo;
+}
 
 Status libraryInit() {
   static std::once_flag once;

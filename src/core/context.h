@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "coll/algorithms.h"
+#include "coll/bulk_links.h"
 #include "coll/host_channel.h"
 #include "coll/patterns.h"
 #include "transport/transport.h"
@@ -33,6 +34,10 @@ struct Context {
   // Several nodes of equal size: this node's ranks, and the ranks with our
   // local index on every node (the hierarchical allreduce's groups).
   std::vector<int> localRanks, crossRanks;
+  // The same groups' ring neighbours, by rank, for every rank (empty when
+  // there are no groups): which FIFOs the hierarchical allreduce streams on.
+  std::vector<int> localPrev, crossPrev;
+  LinkLayout links;                       // which FIFOs are full (bulk_links.h); points into the vectors above
   std::vector<PeerInfo> peers;
   std::vector<FifoEnd> sendTo, recvFrom;  // indexed by peer rank
   std::vector<FifoEnd> publish;           // publish rings, indexed by owner rank (empty: none)
@@ -40,15 +45,23 @@ struct Context {
   void *transportState = nullptr;         // owned by `transport`
   const TransportOps *netTransport = nullptr;  // ucx: the peers on other nodes (none on one node)
   void *netState = nullptr;               // owned by `netTransport`
-  size_t slotBytes = 0;
-  int nslots = 0;
-  std::vector<char> scratch;              // slotBytes, for the direct algorithms
+  FifoShape fullFifo{}, smallFifo{};      // the two FIFO sizes (fifo.h); fifoShape() says which link has which
+  bool everyFifoFull = false;             // a small communicator: full FIFOs on every link (fifoShape)
+  size_t shmSegmentBytes = 0;             // this rank's shm segment (0: no peer on its node), for tests and logs
+  std::vector<char> scratch;              // fullFifo.slotBytes, for the direct algorithms
   HostChannel channel;
   uint64_t collectives = 0;               // count of collectives run, for logs
   CudaState *cuda = nullptr;              // CUDA executor state, lazily (CUDA builds only)
   void *netStaging = nullptr;             // pinned host memory staging device buffers across nodes
   size_t netStagingBytes = 0;
 };
+
+// Whether the FIFO from `sender` into `receiver` (any two ranks of the
+// communicator) is full: where the link streams bulk data, or everywhere on
+// a small communicator.  Both ends compute it alike, from rank arithmetic.
+bool fullFifoLink(const Context &ctx, int receiver, int sender);
+// Its slots.
+FifoShape fifoShape(const Context &ctx, int receiver, int sender);
 
 // The context of `comm`, created (collectively) when missing.
 Status contextGet(MPI_Comm comm, Context **out);

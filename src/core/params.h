@@ -30,9 +30,14 @@ enum class ParamKind { Choice, Integer, Size, List };
     "Seconds a rank waits for a peer before the collective fails with an error naming the peer "  \
     "and step (0 waits forever).")                                                                \
   X(ShmSlotSize, Size, "CHORUS_SHM_SLOT_SIZE", "256K", "4K..64M",                                 \
-    "Bytes in one shared-memory FIFO slot: the pipelining chunk of host collectives.")            \
+    "Bytes in one slot of a full shared-memory FIFO: the pipelining chunk of the ring, chain, "   \
+    "tree, hierarchical and publish algorithms. Small FIFOs use min(this, 16K).")                 \
   X(ShmSlots, Integer, "CHORUS_SHM_SLOTS", "4", "2..64",                                          \
-    "Slots in each shared-memory FIFO (one FIFO per ordered pair of ranks of a node).")           \
+    "Slots in each full FIFO: the publish ring and the FIFOs from the ring's previous rank, the " \
+    "double binary tree's parents and children and the hierarchical groups' ring neighbours. "    \
+    "FIFOs from every other peer are small: 2 slots (the one-shot, alltoall and barrier "         \
+    "algorithms cut their messages to fit), unless full FIFOs on every link fit in 8 MiB per "    \
+    "rank (up to 7 ranks with the defaults).")                                                    \
   X(DirectMaxBytes, Size, "CHORUS_DIRECT_MAX_BYTES", "auto", "auto or 0..64M",                    \
     "Largest message (bytes per rank) for the one-shot direct algorithms; auto uses the "         \
     "measured crossover.")                                                                        \

@@ -53,8 +53,28 @@ CHORUS_HOST_DEVICE constexpr size_t fifoFootprint(size_t slotBytes, int nslots) 
   return fifoHeaderBytes() + kInlineSlotBytes * size_t(kInlineSlots) + slotBytes * size_t(nslots);
 }
 
+// The slots of a FIFO.  Full FIFOs (the settings: CHORUS_SHM_SLOTS x
+// CHORUS_SHM_SLOT_SIZE) sit on the links that stream bulk data
+// (coll/bulk_links.h); every other link gets a small one, for the
+// all-peer algorithms, which run small messages (and large ones cut in
+// small slices when forced).  Small FIFOs keep all the inline slots, so
+// messages up to kInlineMaxBytes pipeline exactly as on full ones.  32
+// ranks on a node, defaults: 5 full inbound FIFOs at most, the publish ring
+// and 26 small ones, 7.8 MiB per rank instead of 33 MiB.  (Communicators
+// whose full FIFOs fit in 8 MiB per rank keep them on every link: context.cc.)
+struct FifoShape {
+  size_t slotBytes;
+  int nslots;
+};
+constexpr size_t kSmallFifoSlotBytes = 16 * 1024;
+constexpr int kSmallFifoSlots = 2;
+
+CHORUS_HOST_DEVICE constexpr size_t fifoFootprint(FifoShape shape) { return fifoFootprint(shape.slotBytes, shape.nslots); }
+
 // One side's view of a FIFO.  `step` is this side's private count of
-// messages sent (sender) or received (receiver).
+// messages sent (sender) or received (receiver).  Both ends of a FIFO see
+// the same slotBytes and nslots, which may differ from one FIFO to the next
+// (FifoShape): no message may exceed its FIFO's slotBytes.
 struct FifoEnd {
   FifoHeader *header;
   InlineLine *inlineSlots;  // [kInlineSlots][kInlineLines]

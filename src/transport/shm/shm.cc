@@ -1,7 +1,8 @@
 // shm transport: each rank owns one POSIX shared-memory segment holding its
-// inbound FIFOs, one per peer; peers map it and write into "their" FIFO.
-// Names are unlinked as soon as every peer has mapped them, so a crashed job
-// leaves nothing behind in /dev/shm.
+// publish ring and its inbound FIFOs, one per peer on its node, each full or
+// small as its link needs (coll/bulk_links.h); peers map it and write into
+// "their" FIFO.  Names are unlinked as soon as every peer has mapped them,
+// so a crashed job leaves nothing behind in /dev/shm.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -25,10 +26,37 @@ struct ShmState {
   bool linked = false;
   char *local = nullptr;
   size_t bytes = 0;
-  std::vector<char *> peerBase;  // mapped segments of the peers (nullptr for self)
+  std::vector<char *> peerBase;     // mapped segments of the peers (nullptr for self)
+  std::vector<size_t> peerBytes;    // and their sizes
 };
 
-size_t segmentBytes(const Context &ctx) { return fifoFootprint(ctx.slotBytes, ctx.nslots) * size_t(ctx.nranks); }
+// Publish rings serve single-node communicators, where every reader maps
+// them; the consumed counters of all readers must fit in the inline area.
+bool hasPublishRing(const Context &ctx) { return ctx.nnodes == 1 && ctx.nranks <= kMaxPublishReaders; }
+
+// Where things lie in `owner`'s segment: its publish ring first, then the
+// inbound FIFO of each peer on its node, in rank order, each of the shape
+// its link needs.  Any rank computes any segment's layout alike (fifoShape
+// is rank arithmetic), so a sender finds its FIFO with no further exchange.
+struct SegmentLayout {
+  size_t bytes = 0;
+  std::vector<size_t> fifoAt;  // by sender rank; peers on owner's node only
+  int full = 0, small = 0;     // inbound FIFOs of each shape, for the log
+};
+
+SegmentLayout segmentLayout(const Context &ctx, int owner) {
+  SegmentLayout l;
+  l.fifoAt.assign(size_t(ctx.nranks), 0);
+  if (hasPublishRing(ctx)) l.bytes += fifoFootprint(ctx.fullFifo);  // at offset 0
+  for (int p = 0; p < ctx.nranks; ++p) {
+    if (p == owner || ctx.nodeOf[size_t(p)] != ctx.nodeOf[size_t(owner)]) continue;
+    const bool full = fullFifoLink(ctx, owner, p);
+    l.fifoAt[size_t(p)] = l.bytes;
+    l.bytes += fifoFootprint(full ? ctx.fullFifo : ctx.smallFifo);
+    ++(full ? l.full : l.small);
+  }
+  return l;
+}
 
 bool shmCanConnect(const PeerInfo &self, const PeerInfo &peer) { return self.hostHash == peer.hostHash; }
 
@@ -65,34 +93,41 @@ Status shmSetup(Context &ctx, PeerInfo &self) {
   static std::atomic<unsigned> sequence{0};
   auto *st = new ShmState;
   ctx.transportState = st;
-  st->bytes = segmentBytes(ctx);
+  const SegmentLayout layout = segmentLayout(ctx, ctx.rank);
+  st->bytes = layout.bytes;
+  ctx.shmSegmentBytes = st->bytes;
+  if (st->bytes == 0) return Status::Ok;  // alone on its node, in a communicator spanning nodes: nothing to share
   snprintf(st->name, sizeof st->name, "/chorus-%d-%u", int(getpid()), sequence++);
   CHORUS_CHECK(mapSegment(st->name, st->bytes, true, &st->local));
   st->linked = true;
   memcpy(self.shmName, st->name, sizeof self.shmName);
-  CHORUS_INFO(kSubsysTransport, "shm segment %s: %zu bytes for %d inbound FIFOs", st->name, st->bytes, ctx.nranks - 1);
+  CHORUS_INFO(kSubsysTransport, "shm segment %s: %zu bytes for %d full and %d small inbound FIFOs%s", st->name,
+              st->bytes, layout.full, layout.small, hasPublishRing(ctx) ? " and the publish ring" : "");
   return Status::Ok;
 }
 
 Status shmConnect(Context &ctx, const PeerInfo *all) {
   auto *st = static_cast<ShmState *>(ctx.transportState);
-  const size_t fifoBytes = fifoFootprint(ctx.slotBytes, ctx.nslots);
+  const SegmentLayout mine = segmentLayout(ctx, ctx.rank);
   st->peerBase.assign(ctx.nranks, nullptr);
+  st->peerBytes.assign(ctx.nranks, 0);
   for (int p = 0; p < ctx.nranks; ++p) {
     if (p == ctx.rank || !shmCanConnect(all[ctx.rank], all[p])) continue;  // another node: ucx
-    CHORUS_CHECK(mapSegment(all[p].shmName, st->bytes, false, &st->peerBase[p]));
-    // Our FIFO in p's segment is the one indexed by our rank, and p's FIFO
-    // in ours is indexed by p.
-    ctx.sendTo[p] = makeFifoEnd(st->peerBase[p] + fifoBytes * size_t(ctx.rank), ctx.slotBytes, ctx.nslots, p);
-    ctx.recvFrom[p] = makeFifoEnd(st->local + fifoBytes * size_t(p), ctx.slotBytes, ctx.nslots, p);
+    const SegmentLayout theirs = segmentLayout(ctx, p);
+    CHORUS_CHECK(mapSegment(all[p].shmName, theirs.bytes, false, &st->peerBase[p]));
+    st->peerBytes[p] = theirs.bytes;
+    // Our FIFO in p's segment is the one p keeps for us, and p's FIFO in
+    // ours the one we keep for p; each end derives its shape alike.
+    const FifoShape out = fifoShape(ctx, p, ctx.rank), in = fifoShape(ctx, ctx.rank, p);
+    ctx.sendTo[p] = makeFifoEnd(st->peerBase[p] + theirs.fifoAt[size_t(ctx.rank)], out.slotBytes, out.nslots, p);
+    ctx.recvFrom[p] = makeFifoEnd(st->local + mine.fifoAt[size_t(p)], in.slotBytes, in.nslots, p);
   }
-  // Every rank's own FIFO (index = its rank) is its publish ring: for
-  // single-node communicators, where every reader maps it.
-  if (ctx.nranks <= kMaxPublishReaders && ctx.nnodes == 1) {
+  // Every rank's publish ring opens its segment.
+  if (hasPublishRing(ctx)) {
     ctx.publish.resize(ctx.nranks);
     for (int p = 0; p < ctx.nranks; ++p) {
       char *base = p == ctx.rank ? st->local : st->peerBase[p];
-      ctx.publish[p] = makeFifoEnd(base + fifoBytes * size_t(p), ctx.slotBytes, ctx.nslots, p);
+      ctx.publish[p] = makeFifoEnd(base, ctx.fullFifo.slotBytes, ctx.fullFifo.nslots, p);
     }
   }
   return Status::Ok;
@@ -108,8 +143,8 @@ Status shmPostConnect(Context &ctx) {
 Status shmFree(Context &ctx) {
   auto *st = static_cast<ShmState *>(ctx.transportState);
   if (!st) return Status::Ok;
-  for (char *base : st->peerBase)
-    if (base) munmap(base, st->bytes);
+  for (size_t p = 0; p < st->peerBase.size(); ++p)
+    if (st->peerBase[p]) munmap(st->peerBase[p], st->peerBytes[p]);
   if (st->local) munmap(st->local, st->bytes);
   if (st->linked) shm_unlink(st->name);
   delete st;

@@ -118,8 +118,6 @@ void releaseUcp() {
 
 UcxState *stateOf(Context &ctx) { return static_cast<UcxState *>(ctx.netState); }
 
-size_t fifoBytes(const Context &ctx) { return fifoFootprint(ctx.slotBytes, ctx.nslots); }
-
 // ---- arrival ---------------------------------------------------------------
 
 ucs_status_t onData(void *arg, const void *header, size_t headerLength, void *data, size_t length,
@@ -329,14 +327,22 @@ Status ucxConnect(Context &ctx, const PeerInfo *all) {
     if (p != ctx.rank && ucxCanConnect(all[ctx.rank], all[p])) remote.push_back(p);
   st.eps.assign(size_t(ctx.nranks), nullptr);
   st.failed.assign(size_t(ctx.nranks), UCS_OK);
-  const size_t bytes = fifoBytes(ctx);
+  // Both copies of a FIFO take the shape of its link, as in shared memory
+  // (full where it streams bulk data): the sender's copy stages what the
+  // receiver's receives.
+  std::vector<size_t> at(remote.size());
+  size_t bytes = 0;
+  for (size_t i = 0; i < remote.size(); ++i) {
+    at[i] = bytes;
+    bytes += fifoFootprint(fifoShape(ctx, remote[i], ctx.rank)) + fifoFootprint(fifoShape(ctx, ctx.rank, remote[i]));
+  }
   if (!remote.empty()) {
-    st.memory = static_cast<char *>(aligned_alloc(kFifoAlign, bytes * 2 * remote.size()));
+    st.memory = static_cast<char *>(aligned_alloc(kFifoAlign, bytes));
     if (!st.memory) {
-      CHORUS_WARN("no memory for %zu UCX FIFOs of %zu bytes", 2 * remote.size(), bytes);
+      CHORUS_WARN("no memory for %zu UCX FIFO copies (%zu bytes)", 2 * remote.size(), bytes);
       return Status::SystemError;
     }
-    memset(st.memory, 0, bytes * 2 * remote.size());
+    memset(st.memory, 0, bytes);
   }
   for (size_t i = 0; i < remote.size(); ++i) {
     const int p = remote[i];
@@ -352,12 +358,13 @@ Status ucxConnect(Context &ctx, const PeerInfo *all) {
       CHORUS_WARN("UCX endpoint to rank %d failed: %s", p, ucs_status_string(s));
       return Status::SystemError;
     }
-    char *sendCopy = st.memory + bytes * 2 * i, *recvCopy = sendCopy + bytes;
-    ctx.sendTo[size_t(p)] = makeFifoEnd(sendCopy, ctx.slotBytes, ctx.nslots, p);
-    ctx.recvFrom[size_t(p)] = makeFifoEnd(recvCopy, ctx.slotBytes, ctx.nslots, p);
+    const FifoShape out = fifoShape(ctx, p, ctx.rank), in = fifoShape(ctx, ctx.rank, p);
+    char *sendCopy = st.memory + at[i], *recvCopy = sendCopy + fifoFootprint(out);
+    ctx.sendTo[size_t(p)] = makeFifoEnd(sendCopy, out.slotBytes, out.nslots, p);
+    ctx.recvFrom[size_t(p)] = makeFifoEnd(recvCopy, in.slotBytes, in.nslots, p);
     ctx.sendTo[size_t(p)].remote = ctx.recvFrom[size_t(p)].remote = 1;
   }
-  CHORUS_INFO(kSubsysNet, "UCX endpoints to %zu ranks on other nodes", remote.size());
+  CHORUS_INFO(kSubsysNet, "UCX endpoints to %zu ranks on other nodes, %zu bytes of FIFO copies", remote.size(), bytes);
   return Status::Ok;
 }
 
