@@ -38,6 +38,7 @@
 
 #include "core/context.h"
 #include "core/log.h"
+#include "core/params.h"
 
 namespace chorus {
 
@@ -368,7 +369,64 @@ Status ucxConnect(Context &ctx, const PeerInfo *all) {
   return Status::Ok;
 }
 
-Status ucxPostConnect(Context &) { return Status::Ok; }
+// UCX connects an endpoint on its first use, and the connection needs the
+// peer to progress its worker.  A peer busy elsewhere (computing, or inside
+// MPI) for long then fails the endpoint with "Endpoint timeout" in the
+// middle of a collective (seen with 9 ranks on a loaded 2-core machine).
+// So every endpoint is connected here, while every rank of the communicator
+// is in this call: each flushes its endpoints, then keeps progressing until
+// a non-blocking barrier says every rank is done with its own.
+Status ucxPostConnect(Context &ctx) {
+  UcxState &st = *stateOf(ctx);
+  std::vector<std::pair<int, ucs_status_ptr_t>> flushes;
+  for (int p = 0; p < ctx.nranks; ++p) {
+    if (!st.eps[size_t(p)]) continue;
+    ucp_request_param_t param = {};
+    ucs_status_ptr_t req = ucp_ep_flush_nbx(st.eps[size_t(p)], &param);
+    if (UCS_PTR_IS_ERR(req)) {
+      CHORUS_WARN("UCX connection to rank %d failed: %s", p, ucs_status_string(UCS_PTR_STATUS(req)));
+      return Status::SystemError;
+    }
+    if (req) flushes.push_back({p, req});
+  }
+  const int64_t timeoutNs = paramInt(ParamId::Timeout) * 1000000000ll;
+  const int64_t start = nowNs();
+  MPI_Request barrier = MPI_REQUEST_NULL;
+  Status result = Status::Ok;
+  for (bool everyoneDone = false; !everyoneDone;) {
+    ucp_worker_progress(st.worker);
+    size_t kept = 0;
+    for (const auto &f : flushes) {
+      const ucs_status_t s = ucp_request_check_status(f.second);
+      if (s == UCS_INPROGRESS) {
+        flushes[kept++] = f;
+        continue;
+      }
+      ucp_request_free(f.second);
+      if (s != UCS_OK && result == Status::Ok) {
+        CHORUS_WARN("UCX connection to rank %d failed: %s", f.first, ucs_status_string(s));
+        result = Status::SystemError;
+      }
+    }
+    flushes.resize(kept);
+    if (flushes.empty() && barrier == MPI_REQUEST_NULL) CHORUS_MPICHECK(MPI_Ibarrier(ctx.comm, &barrier));
+    if (barrier != MPI_REQUEST_NULL) {
+      int done = 0;
+      CHORUS_MPICHECK(MPI_Test(&barrier, &done, MPI_STATUS_IGNORE));
+      everyoneDone = done != 0;
+    }
+    if (!everyoneDone && timeoutNs > 0 && nowNs() - start > timeoutNs) {
+      CHORUS_WARN("UCX connections to %zu ranks on other nodes did not complete within CHORUS_TIMEOUT%s",
+                  flushes.size(), flushes.empty() ? " (waiting for other ranks)" : "");
+      for (const auto &f : flushes) {
+        ucp_request_cancel(st.worker, f.second);
+        ucp_request_free(f.second);
+      }
+      return Status::Timeout;  // (a pending barrier is left to MPI: the context is being torn down)
+    }
+  }
+  return result;
+}
 
 Status ucxFree(Context &ctx) {
   UcxState *st = stateOf(ctx);
