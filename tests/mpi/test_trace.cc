@@ -4,7 +4,8 @@
 // rank 2 as the one that never entered; every failing rank writes its
 // trace file by itself, rank 2 writes its own on SIGUSR1.  Each rank then
 // reads its file back: collectives #1..#10 done, #11 failed (with the peer
-// it waited for) or, on rank 2, absent.  run-trace.sh then asks
+// it waited for) or, on rank 2, absent; rank 2 also asks for its file with
+// MPIX_Comm_gpu_trace_dump first.  run-trace.sh then asks
 // chorus_trace for its verdict.  One PASS or FAIL line per rank.
 #include <mpi.h>
 #include <signal.h>
@@ -34,6 +35,15 @@ std::map<int, std::string> readEntries(const std::string &path, int comm) {
     entries[std::atoi(line.c_str() + at + 5)] = line;
   }
   return entries;
+}
+
+// Why the file was last written: the text after "reason: " on its first line.
+std::string reasonOf(const std::string &path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  const size_t at = line.find(" reason: ");
+  return at == std::string::npos ? "" : line.substr(at + 9);
 }
 
 bool has(const std::string &line, const std::string &field) {
@@ -78,7 +88,11 @@ int main(int argc, char **argv) {
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == kStalled) {
+    const int rc = MPIX_Comm_gpu_trace_dump(c);
+    if (rc != MPI_SUCCESS || reasonOf(path) != "MPIX_Comm_gpu_trace_dump")
+      failure = "MPIX_Comm_gpu_trace_dump did not write " + path;
     raise(SIGUSR1);  // what a person would do to a hung rank: kill -USR1 <pid>
+    if (failure.empty() && reasonOf(path) != "SIGUSR1") failure = "SIGUSR1 did not write " + path;
   } else {
     const double t0 = MPI_Wtime();
     const int rc = MPIX_Allreduce_gpu(&one, &sum, 1, MPI_INT, MPI_SUM, c);
