@@ -110,6 +110,15 @@ int MPIX_Alltoall_gpu_enqueue(const void *sendbuf, MPI_Count sendcount,
 int MPIX_Comm_gpu_init(MPI_Comm comm, MPI_Info info);
 int MPIX_Comm_gpu_free(MPI_Comm comm);
 
+/*
+ * Local: write this process's flight recorder (the last CHORUS_TRACE_DEPTH
+ * collectives of every Chorus communicator it uses, `comm`'s included) to
+ * CHORUS_TRACE_FILE, as a failed collective and SIGUSR1 do.  `comm` only
+ * selects the error handler.  Fails (MPI error) when recording is off
+ * (CHORUS_TRACE_DEPTH=0) or the file cannot be written.
+ */
+int MPIX_Comm_gpu_trace_dump(MPI_Comm comm);
+
 /* Library version as "major.minor.patch" plus build configuration. */
 const char *MPIX_Gpu_version_string(void);
 

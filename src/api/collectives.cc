@@ -1,12 +1,18 @@
 // The public entry points: validate like MPI would, resolve MPI_IN_PLACE,
 // then hand a request to the executor of the communicator's context.
+#include <cerrno>
+#include <cstdio>
 #include <cstring>
 
+#include "api/signature_check.h"
 #include "api/validate.h"
 #include "chorus.h"
 #include "coll/host_executor.h"
 #include "core/context.h"
+#include "core/fault.h"
 #include "core/log.h"
+#include "core/params.h"
+#include "core/trace.h"
 #include "cuda/memtype.h"
 #ifdef CHORUS_HAVE_CUDA
 #include "cuda/cuda_executor.h"
@@ -46,6 +52,81 @@ bool locateBuffers(ApiCall &call, const void *sendbuf, const void *recvbuf, bool
   return true;
 }
 
+// Where this rank is, for peers on its node that look after a failure
+// (fault.cc); a store to a line only this rank writes.
+inline void publishProgress(Context &ctx, uint64_t seq, TraceState state) {
+  __atomic_store_n(&ctx.status->seq, seq, __ATOMIC_RELAXED);
+  __atomic_store_n(&ctx.status->state, uint64_t(state), __ATOMIC_RELEASE);
+}
+
+void traceArguments(TraceEntry &e, const CollRequest &req, bool onDevice, MPIX_Gpu_stream stream) {
+  e.coll = req.coll;
+  e.count = req.count;
+  e.type = req.type;
+  e.op = req.op;
+  e.root = req.root;
+  e.algo = req.algo;
+  e.onDevice = onDevice;
+  // The GPU engine picks its protocol per call inside the CUDA executor;
+  // the recorder keeps the setting that steered it.
+  e.proto = onDevice ? paramString(ParamId::Proto) : "simple";
+  e.stream = stream;
+}
+
+// The collective failed: say which rank caused it where this rank can see
+// (fault.cc), write the flight recorder, and raise the error.
+int failCollective(ApiCall &call, Context &ctx, TraceEntry *trace, Status s, const char *detail) {
+  traceEnd(trace, TraceState::Failed);
+  publishProgress(ctx, ctx.collectives, TraceState::Failed);
+  if (s == Status::Aborted) return call.failStatus(s, detail);  // reported (and written) when it first failed
+  char cause[192], text[512], path[512];
+  describeCause(ctx, ctx.collectives, cause, sizeof cause);
+  snprintf(text, sizeof text, "%s%s", cause, detail && *detail ? detail : statusName(s));
+  if (traceDump(text, path, sizeof path))
+    CHORUS_WARN("%s; flight recorder written to %s (chorus_trace reads every rank's)", text, path);
+  return call.failStatus(s, text);
+}
+
+// Run collective `seq` (recorded in `trace`) on the context's engine.
+int run(ApiCall &call, Context &ctx, const CollRequest &req, uint64_t seq, TraceEntry *trace, bool onDevice,
+        MPIX_Gpu_stream stream, bool enqueue) {
+  HostChannel &ch = ctx.channel;
+  ch.coll = collName(req.coll);
+  ch.algo = algoName(req.algo);
+  ch.tracing = trace;
+  Status s = Status::Ok;
+#ifdef CHORUS_HAVE_CUDA
+  if (onDevice) {
+    char text[320] = "";
+    if (ctx.nnodes > 1)  // across nodes: staged through host memory (cuda_staged.cc)
+      s = cudaExecuteStaged(ctx, req, stream, text, sizeof text);
+    else
+      s = cudaExecute(ctx, req, stream, !enqueue, text, sizeof text);
+    if (s == Status::Aborted)
+      return failCollective(call, ctx, trace, s,
+                            text[0] ? text : "an earlier collective on this communicator failed; free it");
+    if (s != Status::Ok) return failCollective(call, ctx, trace, s, text);
+    // Enqueued on the stream: the host cannot tell when it ends.
+    const TraceState ended = enqueue ? TraceState::Queued : TraceState::Done;
+    traceEnd(trace, ended);
+    publishProgress(ctx, seq, ended);
+    return MPI_SUCCESS;
+  }
+#else
+  (void)onDevice;
+  (void)stream;
+  (void)enqueue;
+#endif
+  s = hostExecute(ch, req);
+  if (s == Status::Aborted)
+    return failCollective(call, ctx, trace, s,
+                          "an earlier collective on this communicator failed; free it and use another");
+  if (s != Status::Ok) return failCollective(call, ctx, trace, s, ch.errorText);
+  traceEnd(trace, TraceState::Done);
+  publishProgress(ctx, seq, TraceState::Done);
+  return MPI_SUCCESS;
+}
+
 // `req` by rvalue reference: passed by value, GCC copied it with `rep movs`,
 // which waits for the stores of the previous collective (a broadcast root's
 // writes into its peers' FIFOs) to drain: 60% of a small broadcast's time.
@@ -60,37 +141,21 @@ int execute(ApiCall &call, CollRequest &&req, size_t planBytes, MPIX_Gpu_stream 
   // Publish rings exist on single-node communicators only; the ring stands in.
   if (plan.algo == Algo::Publish && !ctx->channel.publish) plan = {Algo::Ring, "no publish rings across nodes"};
   req.algo = plan.algo;
-  CHORUS_INFO(kSubsysColl, "%s #%llu: %zu x %zu B, %d ranks -> %s (%s)", call.name(),
-              (unsigned long long)ctx->collectives, req.count, req.elemSize, ctx->nranks, algoName(plan.algo),
-              plan.why);
-  ++ctx->collectives;
-#ifdef CHORUS_HAVE_CUDA
-  if (onDevice) {
-    char text[320] = "";
-    if (ctx->nnodes > 1) {  // across nodes: staged through host memory (cuda_staged.cc)
-      ctx->channel.coll = collName(req.coll);
-      ctx->channel.algo = algoName(plan.algo);
-      s = cudaExecuteStaged(*ctx, req, stream, text, sizeof text);
-    } else {
-      s = cudaExecute(*ctx, req, stream, !enqueue, text, sizeof text);
-    }
-    if (s == Status::Aborted)
-      return call.failStatus(s, text[0] ? text : "an earlier collective on this communicator failed; free it");
-    if (s != Status::Ok) return call.failStatus(s, text);
-    return MPI_SUCCESS;
-  }
-#else
-  (void)stream;
-  (void)enqueue;
-#endif
-  HostChannel &ch = ctx->channel;
-  ch.coll = collName(req.coll);
-  ch.algo = algoName(plan.algo);
-  s = hostExecute(ch, req);
-  if (s == Status::Aborted)
-    return call.failStatus(s, "an earlier collective on this communicator failed; free it and use another");
-  if (s != Status::Ok) return call.failStatus(s, ch.errorText);
-  return MPI_SUCCESS;
+  const uint64_t seq = ++ctx->collectives;
+  CHORUS_INFO(kSubsysColl, "%s #%llu: %zu x %zu B, %d ranks -> %s (%s)", call.name(), (unsigned long long)seq,
+              req.count, req.elemSize, ctx->nranks, algoName(plan.algo), plan.why);
+  TraceEntry *trace = traceBegin(ctx->trace, seq);
+  if (trace) traceArguments(*trace, req, onDevice, stream);
+  publishProgress(*ctx, seq, TraceState::Running);
+  const int64_t start = ctx->stats ? statsNowNs() : 0;
+  int rc;
+  char text[400];
+  if (ctx->checkComm != MPI_COMM_NULL && (s = checkSignatures(*ctx, req, seq, text, sizeof text)) != Status::Ok)
+    rc = failCollective(call, *ctx, trace, s, s == Status::InvalidArgument ? text : nullptr);
+  else
+    rc = run(call, *ctx, req, seq, trace, onDevice, stream, enqueue);
+  if (ctx->stats) statsRecord(*ctx->stats, req.coll, req.algo, planBytes, statsNowNs() - start, rc != MPI_SUCCESS);
+  return rc;
 }
 
 CollRequest request(Coll coll, const TypeMapping &type, RedOp op, MPI_Count count, const void *sendbuf, void *recvbuf,
@@ -302,6 +367,18 @@ int MPIX_Comm_gpu_free(MPI_Comm comm) {
   if (!call.checkComm()) return call.code();
   Status s = contextFree(comm);
   return s == Status::Ok ? MPI_SUCCESS : call.failStatus(s, nullptr);
+}
+
+int MPIX_Comm_gpu_trace_dump(MPI_Comm comm) {
+  ApiCall call("MPIX_Comm_gpu_trace_dump", comm);
+  if (!call.checkComm()) return call.code();
+  if (paramInt(ParamId::TraceDepth) <= 0)
+    return call.fail(ErrorClass::Unsupported, "the flight recorder is off (CHORUS_TRACE_DEPTH=0)");
+  char path[512];
+  if (!traceDump("MPIX_Comm_gpu_trace_dump", path, sizeof path))
+    return call.fail(ErrorClass::Argument, "cannot write the flight recorder to CHORUS_TRACE_FILE = %s: %s", path,
+                     strerror(errno));
+  return MPI_SUCCESS;
 }
 
 const char *MPIX_Gpu_version_string(void) {

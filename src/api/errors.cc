@@ -17,6 +17,7 @@ constexpr const char *kClassText[] = {
     "Chorus: unsupported operation",
     "Chorus: timed out waiting for a peer",
     "Chorus: internal error",
+    "Chorus: a peer process died",
 };
 
 // Distinct messages are few (arguments x values seen); past this bound new
@@ -64,6 +65,7 @@ ErrorClass errorClassOf(Status s) {
     case Status::InvalidArgument: return ErrorClass::Argument;
     case Status::Unsupported: return ErrorClass::Unsupported;
     case Status::Timeout: return ErrorClass::Timeout;
+    case Status::PeerFailed: return ErrorClass::PeerFailed;
     default: return ErrorClass::Internal;
   }
 }

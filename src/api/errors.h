@@ -9,7 +9,7 @@
 
 namespace chorus {
 
-enum class ErrorClass : int { Argument, Unsupported, Timeout, Internal, Count };
+enum class ErrorClass : int { Argument, Unsupported, Timeout, Internal, PeerFailed, Count };
 
 ErrorClass errorClassOf(Status s);
 

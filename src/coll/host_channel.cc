@@ -5,7 +5,9 @@
 
 #include <cstdio>
 
+#include "core/fault.h"
 #include "core/log.h"
+#include "core/trace.h"
 
 namespace chorus {
 
@@ -29,6 +31,23 @@ inline void cpuRelax() {
 // for long (oversubscribed node): sleeping frees the core for it.
 constexpr int kYieldsBeforeSleep = 200;
 constexpr long kSleepNs = 20000;
+// How often a long wait checks that the peers on this machine still live:
+// a dead one is then named within about this, not after CHORUS_TIMEOUT.
+constexpr int64_t kLivenessPeriodNs = 500000000;
+
+// Whether every watched peer still lives; otherwise names the first dead one.
+Status checkPeersAlive(HostChannel &ch, int peer, uint64_t target, bool waitingForData) {
+  for (int p = 0; p < ch.nranks; ++p) {
+    const int32_t pid = ch.watchedPids[p];
+    if (pid <= 0 || !processDead(pid)) continue;
+    snprintf(ch.errorText, sizeof ch.errorText,
+             "rank %d (pid %d) died; rank %d noticed it in %s (%s algorithm) waiting for rank %d %s (message %llu)", p,
+             int(pid), ch.rank, ch.coll, ch.algo, peer, waitingForData ? "to send data" : "to free a FIFO slot",
+             (unsigned long long)target);
+    return Status::PeerFailed;
+  }
+  return Status::Ok;
+}
 
 // Run the network transport once (FIFOs to other nodes are filled by it).
 inline Status progressNet(HostChannel &ch, int peer) {
@@ -46,7 +65,14 @@ Status hostWaitCounter(HostChannel &ch, const uint64_t *counter, uint64_t target
     if (ch.net) progressNet(ch, -1);  // a failure shows below, after everything that arrived
     cpuRelax();
   }
+  // Past the spin phase: cheap enough now to note who we wait for.
+  if (TraceEntry *e = ch.tracing) {
+    e->waitPeer = peer;
+    e->waitMessage = target;
+    e->waitForData = waitingForData;
+  }
   const int64_t start = nowNs();
+  int64_t livenessChecked = start;
   for (uint64_t round = 0;; ++round) {
     const Status net = progressNet(ch, peer);
     if (loadAcquire(counter) >= target) return Status::Ok;
@@ -57,7 +83,17 @@ Status hostWaitCounter(HostChannel &ch, const uint64_t *counter, uint64_t target
       timespec ts = {0, kSleepNs};
       nanosleep(&ts, nullptr);
     }
-    if ((round & 63) == 63 && ch.timeoutNs > 0 && nowNs() - start > ch.timeoutNs) {
+    if ((round & 63) != 63) continue;
+    const int64_t now = nowNs();
+    if (ch.watchedPids && now - livenessChecked > kLivenessPeriodNs) {
+      livenessChecked = now;
+      const Status alive = checkPeersAlive(ch, peer, target, waitingForData);
+      if (alive != Status::Ok) {
+        CHORUS_WARN("%s", ch.errorText);
+        return alive;
+      }
+    }
+    if (ch.timeoutNs > 0 && now - start > ch.timeoutNs) {
       snprintf(ch.errorText, sizeof ch.errorText,
                "%s (%s algorithm): rank %d timed out after %.0f s (CHORUS_TIMEOUT) waiting for rank %d %s (message %llu of "
                "that FIFO)",

@@ -10,6 +10,8 @@
 
 namespace chorus {
 
+struct TraceEntry;
+
 struct HostChannel {
   int rank = 0;
   int nranks = 1;
@@ -48,6 +50,12 @@ struct HostChannel {
   // While a phase runs on a group: the group's index -> communicator rank.
   const int *group = nullptr;
   char errorText[256] = "";     // what failed, for the MPI error string
+  // The running collective's flight-recorder entry (null: not recording):
+  // a wait past the spin phase notes there which peer and message it waits for.
+  TraceEntry *tracing = nullptr;
+  // [nranks] pids of the peers on this machine, 0 for the others: a long
+  // wait checks about once a second that they still live (Context::watchedPids).
+  const int32_t *watchedPids = nullptr;
 };
 
 // Block until the counter or flag `word` reaches `target` (acquire),

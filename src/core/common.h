@@ -28,6 +28,7 @@ enum class Status : int {
   MpiError,         // an MPI call of the bootstrap failed
   CudaError,        // a CUDA runtime call failed
   Aborted,          // the context was broken by an earlier failure
+  PeerFailed,       // a peer process died (seen from this machine)
   InternalError,    // a bug: a broken invariant
 };
 

@@ -1,7 +1,9 @@
 #include "core/context.h"
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <algorithm>
 #include <cstdio>
 #include <atomic>
@@ -39,6 +41,9 @@ std::set<Context *> g_live;  // so that MPI_Finalize can release what users did 
 // misses; and MPI_Finalize destroys every context, so a hit also proves
 // MPI is initialized and not finalized.
 std::atomic<uint64_t> g_contextEpoch{1};
+// Above every communicator number this process has taken part in agreeing
+// (agreeCommId).
+std::atomic<int> g_nextCommId{0};
 struct LookupCache {
   MPI_Comm comm;
   Context *ctx;
@@ -53,6 +58,9 @@ void destroy(Context *ctx) {
   ctx->cuda = nullptr;
   cudaStagingFree(*ctx);
 #endif
+  traceDetach(ctx->trace);  // first: a SIGUSR1 from now on skips this context
+  if (ctx->stats) statsPrint(*ctx->stats, ctx->trace.commId, ctx->rank, ctx->nranks);
+  if (ctx->checkComm != MPI_COMM_NULL) MPI_Comm_free(&ctx->checkComm);
   if (ctx->netTransport) ctx->netTransport->free(*ctx);
   if (ctx->transport) ctx->transport->free(*ctx);
   {
@@ -213,6 +221,30 @@ Status agree(Context &ctx, Status s) {
   return s != Status::Ok ? s : Status::Aborted;
 }
 
+// A number for the communicator, equal on all its ranks (trace files name
+// it): one past the largest any member has used.
+Status agreeCommId(Context &ctx, int *id) {
+  const int mine = g_nextCommId.load();
+  CHORUS_MPICHECK(MPI_Allreduce(&mine, id, 1, MPI_INT, MPI_MAX, ctx.comm));
+  int seen = g_nextCommId.load();
+  while (seen < *id + 1 && !g_nextCommId.compare_exchange_weak(seen, *id + 1)) {
+  }
+  return Status::Ok;
+}
+
+// The peers on this machine that a waiting rank watches for death.  Only
+// those whose pid this process can see: ranks in another pid namespace
+// would look dead.
+void watchPeers(Context &ctx, const std::vector<bool> &sameMachine) {
+  ctx.watchedPids.assign(size_t(ctx.nranks), 0);
+  for (int p = 0; p < ctx.nranks; ++p) {
+    const int32_t pid = ctx.peers[size_t(p)].pid;
+    if (p == ctx.rank || !sameMachine[size_t(p)] || pid <= 0) continue;
+    if (kill(pid, 0) == 0 || errno == EPERM) ctx.watchedPids[size_t(p)] = pid;
+  }
+  ctx.channel.watchedPids = ctx.watchedPids.data();
+}
+
 Status bootstrap(Context &ctx) {
   MPI_Comm comm = ctx.comm;
   CHORUS_MPICHECK(MPI_Comm_rank(comm, &ctx.rank));
@@ -229,9 +261,11 @@ Status bootstrap(Context &ctx) {
   std::vector<int64_t> places(size_t(ctx.nranks));
   CHORUS_MPICHECK(MPI_Allgather(mine, 3, MPI_UINT64_T, all.data(), 3, MPI_UINT64_T, comm));
   int onMachine = 0;
+  std::vector<bool> sameMachine(size_t(ctx.nranks));
   for (int r = 0; r < ctx.nranks; ++r) {
     hosts[size_t(r)] = all[3 * size_t(r)];
-    onMachine += all[3 * size_t(r) + 1] == mine[1];
+    sameMachine[size_t(r)] = all[3 * size_t(r) + 1] == mine[1];
+    onMachine += sameMachine[size_t(r)];
     places[size_t(r)] = int64_t(all[3 * size_t(r) + 2]);
   }
   assignNodes(ctx, hosts, places);
@@ -279,6 +313,13 @@ Status bootstrap(Context &ctx) {
   CHORUS_CHECK(ctx.transport->postConnect(ctx));
   if (ctx.netTransport) CHORUS_CHECK(ctx.netTransport->postConnect(ctx));
 
+  int commId = 0;
+  CHORUS_CHECK(agreeCommId(ctx, &commId));
+  traceAttach(ctx.trace, commId, ctx.rank, ctx.nranks);
+  watchPeers(ctx, sameMachine);
+  if (paramInt(ParamId::Check) > 0) CHORUS_MPICHECK(MPI_Comm_dup(comm, &ctx.checkComm));
+  if (paramInt(ParamId::Stats) > 0) ctx.stats.reset(new CommStats);
+
   HostChannel &ch = ctx.channel;
   ch.rank = ctx.rank;
   ch.nranks = ctx.nranks;
@@ -325,6 +366,8 @@ Status create(MPI_Comm comm, Context **out) {
   ctx->comm = comm;
   Status s = bootstrap(*ctx);
   if (s != Status::Ok) {
+    traceDetach(ctx->trace);
+    if (ctx->checkComm != MPI_COMM_NULL) MPI_Comm_free(&ctx->checkComm);
     if (ctx->netTransport) ctx->netTransport->free(*ctx);
     if (ctx->transport) ctx->transport->free(*ctx);
     delete ctx;
@@ -357,6 +400,7 @@ Status libraryInit() {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     logSetRank(rank);
     paramsInit();
+    traceInit(rank);
     if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, deleteContextAttr, &g_contextKeyval, nullptr) != MPI_SUCCESS ||
         MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalizeHook, &g_finalizeKeyval, nullptr) != MPI_SUCCESS ||
         MPI_Comm_set_attr(MPI_COMM_SELF, g_finalizeKeyval, nullptr) != MPI_SUCCESS)

@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,8 @@
 #include "coll/bulk_links.h"
 #include "coll/host_channel.h"
 #include "coll/patterns.h"
+#include "core/stats.h"
+#include "core/trace.h"
 #include "transport/transport.h"
 
 namespace chorus {
@@ -50,7 +53,18 @@ struct Context {
   size_t shmSegmentBytes = 0;             // this rank's shm segment (0: no peer on its node), for tests and logs
   std::vector<char> scratch;              // fullFifo.slotBytes, for the direct algorithms
   HostChannel channel;
-  uint64_t collectives = 0;               // count of collectives run, for logs
+  uint64_t collectives = 0;               // count of collectives run: the sequence number of the last one
+  FlightRecorder trace;                   // the last CHORUS_TRACE_DEPTH collectives (trace.h)
+  // This rank's progress, in its shm segment where its node has peers
+  // (else ownStatus), and every peer's on this node (null elsewhere).
+  RankStatus ownStatus{};
+  RankStatus *status = &ownStatus;
+  std::vector<const RankStatus *> peerStatus;
+  // Pids of the peers on this machine whose death a waiting rank can see
+  // (kill(pid, 0)); 0 for the others.
+  std::vector<int32_t> watchedPids;
+  MPI_Comm checkComm = MPI_COMM_NULL;     // CHORUS_CHECK: a private duplicate for comparing calls
+  std::unique_ptr<CommStats> stats;       // CHORUS_STATS; null when off
   CudaState *cuda = nullptr;              // CUDA executor state, lazily (CUDA builds only)
   void *netStaging = nullptr;             // pinned host memory staging device buffers across nodes
   size_t netStagingBytes = 0;

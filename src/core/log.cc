@@ -25,6 +25,7 @@ const char *statusName(Status s) {
     case Status::MpiError: return "MPI error";
     case Status::CudaError: return "CUDA error";
     case Status::Aborted: return "aborted by an earlier failure";
+    case Status::PeerFailed: return "a peer process died";
     case Status::InternalError: return "internal error";
   }
   return "unknown status";

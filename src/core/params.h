@@ -56,7 +56,23 @@ enum class ParamKind { Choice, Integer, Size, List };
     "another machine. Rings and trees then follow that machine's hardware.")                     \
   X(TopoDumpFile, Choice, "CHORUS_TOPO_DUMP_FILE", "", "",                                        \
     "Write the hardware topology Chorus reads (hwloc XML, I/O devices included) to this file, "   \
-    "for CHORUS_TOPO_FILE elsewhere or to attach to a bug report.")
+    "for CHORUS_TOPO_FILE elsewhere or to attach to a bug report.")                              \
+  X(TraceDepth, Integer, "CHORUS_TRACE_DEPTH", "64", "0..1000000",                                \
+    "Collectives each communicator's flight recorder keeps (0: none). The recorder is written "   \
+    "to CHORUS_TRACE_FILE when a collective fails, on SIGUSR1 and on MPIX_Comm_gpu_trace_dump; "  \
+    "chorus_trace reads the files of all ranks.")                                                 \
+  X(TraceFile, Choice, "CHORUS_TRACE_FILE", "/tmp/chorus-trace-%h-%p.txt", "",                    \
+    "Where this process writes its flight recorder; %h is replaced by the host name, %p by the "  \
+    "pid, %r by the rank in MPI_COMM_WORLD.")                                                     \
+  X(Check, Integer, "CHORUS_CHECK", "0", "0..1",                                                  \
+    "1: before any data moves, compare every collective's call (collective, count, type, op, "    \
+    "root, sequence number) across the communicator, and fail on every rank with an error naming "\
+    "both calls when they differ. Costs one small MPI_Allreduce per call. Every rank must set it " \
+    "alike.")                                                                                     \
+  X(Stats, Integer, "CHORUS_STATS", "0", "0..1",                                                  \
+    "1: count calls, bytes, time and the algorithms chosen per communicator and collective, and " \
+    "print them on stderr when the communicator's context is released (MPIX_Comm_gpu_free, "      \
+    "MPI_Comm_free, MPI_Finalize).")
 
 enum class ParamId : int {
 #define CHORUS_PARAM_ID(id, kind, env, def, accepted, help) id,

@@ -42,6 +42,7 @@ module chorus
   public :: MPIX_Barrier_gpu
   public :: MPIX_Comm_gpu_init
   public :: MPIX_Comm_gpu_free
+  public :: MPIX_Comm_gpu_trace_dump
   public :: MPIX_GPU_FLOAT16, MPIX_Gpu_type_float16
   public :: MPIX_GPU_BFLOAT16, MPIX_Gpu_type_bfloat16
   public :: MPIX_GPU_FP8_E4M3, MPIX_Gpu_type_fp8_e4m3
@@ -123,6 +124,10 @@ module chorus
   interface MPIX_Comm_gpu_free
     module procedure comm_gpu_free_f08, comm_gpu_free_int
   end interface MPIX_Comm_gpu_free
+
+  interface MPIX_Comm_gpu_trace_dump
+    module procedure comm_gpu_trace_dump_f08, comm_gpu_trace_dump_int
+  end interface MPIX_Comm_gpu_trace_dump
 
   interface
     integer(c_int) function chorus_f_allreduce(sendbuf, &
@@ -289,6 +294,11 @@ module chorus
       import :: c_int, c_int64_t, c_ptr
       integer(c_int), value :: comm
     end function chorus_f_comm_gpu_free
+    integer(c_int) function chorus_f_comm_gpu_trace_dump( &
+        comm) bind(C, name="chorus_f_comm_gpu_trace_dump")
+      import :: c_int, c_int64_t, c_ptr
+      integer(c_int), value :: comm
+    end function chorus_f_comm_gpu_trace_dump
     integer(c_int) function chorus_f_type_float16() bind(C, name="chorus_f_type_float16")
       import :: c_int
     end function chorus_f_type_float16
@@ -1932,6 +1942,22 @@ contains
     rc = chorus_f_comm_gpu_free(comm)
     if (present(ierror)) ierror = int(rc)
   end subroutine comm_gpu_free_int
+
+  subroutine comm_gpu_trace_dump_f08(comm, ierror)
+    type(MPI_Comm), intent(in) :: comm
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = chorus_f_comm_gpu_trace_dump(comm%MPI_VAL)
+    if (present(ierror)) ierror = int(rc)
+  end subroutine comm_gpu_trace_dump_f08
+
+  subroutine comm_gpu_trace_dump_int(comm, ierror)
+    integer, intent(in) :: comm
+    integer, optional, intent(out) :: ierror
+    integer(c_int) :: rc
+    rc = chorus_f_comm_gpu_trace_dump(comm)
+    if (present(ierror)) ierror = int(rc)
+  end subroutine comm_gpu_trace_dump_int
 
   type(MPI_Datatype) function MPIX_GPU_FLOAT16()
     MPIX_GPU_FLOAT16%MPI_VAL = int(chorus_f_type_float16())

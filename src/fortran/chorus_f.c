@@ -249,6 +249,8 @@ int chorus_f_comm_gpu_init(MPI_Fint comm, MPI_Fint info) {
 
 int chorus_f_comm_gpu_free(MPI_Fint comm) { return MPIX_Comm_gpu_free(MPI_Comm_f2c(comm)); }
 
+int chorus_f_comm_gpu_trace_dump(MPI_Fint comm) { return MPIX_Comm_gpu_trace_dump(MPI_Comm_f2c(comm)); }
+
 /* ------------------------------------------------------- types, op, version */
 
 MPI_Fint chorus_f_type_float16(void) { return MPI_Type_c2f(MPIX_Gpu_type_float16()); }

@@ -44,6 +44,7 @@ SIMPLE = [
     ("MPIX_Barrier_gpu", "barrier", [("comm", "comm")]),
     ("MPIX_Comm_gpu_init", "comm_gpu_init", [("comm", "comm"), ("info", "info")]),
     ("MPIX_Comm_gpu_free", "comm_gpu_free", [("comm", "comm")]),
+    ("MPIX_Comm_gpu_trace_dump", "comm_gpu_trace_dump", [("comm", "comm")]),
 ]
 # (Fortran f08 name, integer-handle name, C shim, handle type)
 HANDLES = [

@@ -31,6 +31,16 @@ struct PeerInfo {
   char netAddr[kNetAddressMax];
 };
 
+// Each rank's progress through its collectives, at the start of its shm
+// segment.  The owner writes it on every call (its own cache line, which
+// nobody reads while things go well); a peer on its node reads it only
+// after a collective failed, to name who never entered the call.
+struct alignas(kFifoAlign) RankStatus {
+  uint64_t seq;    // the last collective entered (TraceEntry::seq)
+  uint64_t state;  // a TraceState
+};
+constexpr size_t kRankStatusBytes = sizeof(RankStatus);
+
 struct TransportOps {
   const char *name;
   // Whether this transport can link `self` and `peer`.

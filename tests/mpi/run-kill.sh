@@ -18,7 +18,9 @@ if [ "$(id -u)" = 0 ]; then
 fi
 CHORUS_TIMEOUT=${CHORUS_TIMEOUT:-10}
 UCX_TLS=${UCX_TLS:-tcp}
-export CHORUS_TIMEOUT UCX_TLS CHORUS_TEST_LAYOUT
+# The survivors' flight recorders: here, not in /tmp.
+CHORUS_TRACE_FILE=${CHORUS_TRACE_FILE:-$PWD/trace-%h-%p.txt}
+export CHORUS_TIMEOUT UCX_TLS CHORUS_TEST_LAYOUT CHORUS_TRACE_FILE
 wrap="$(cd "$(dirname "$0")" && pwd)/hostid-wrap.sh"
 log=kill-np$np-${CHORUS_TEST_LAYOUT:-one}.out
 echo "$mpirun -np $np (layout ${CHORUS_TEST_LAYOUT:-one node}, CHORUS_TIMEOUT=$CHORUS_TIMEOUT): rank $((np - 1)) is killed"

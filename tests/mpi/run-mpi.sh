@@ -49,7 +49,9 @@ fi
 
 CHORUS_ALGO=$algo
 CHORUS_TIMEOUT=${CHORUS_TIMEOUT:-60}
-export CHORUS_ALGO CHORUS_TIMEOUT
+# A failed collective writes its flight recorder: here, not in /tmp.
+CHORUS_TRACE_FILE=${CHORUS_TRACE_FILE:-$PWD/trace-%h-%p.txt}
+export CHORUS_ALGO CHORUS_TIMEOUT CHORUS_TRACE_FILE
 
 # Several nodes played on this machine: each rank's CHORUS_HOSTID comes from
 # CHORUS_TEST_LAYOUT (hostid-wrap.sh), and ranks on different "nodes" talk

@@ -128,9 +128,9 @@ bool receivesBulk(int r, int p, int n) {
   return false;
 }
 
-// One node: the publish ring, then one FIFO per peer.
+// One node: the rank's status line (128 bytes), the publish ring, then one FIFO per peer.
 long long expectedSegmentBytes(int r, int n) {
-  long long bytes = kFullFifo;
+  long long bytes = 128 + kFullFifo;
   for (int p = 0; p < n; ++p)
     if (p != r) bytes += receivesBulk(r, p, n) ? kFullFifo : kSmallFifo;
   return bytes;

@@ -34,7 +34,7 @@ struct ShmState {
 // them; the consumed counters of all readers must fit in the inline area.
 bool hasPublishRing(const Context &ctx) { return ctx.nnodes == 1 && ctx.nranks <= kMaxPublishReaders; }
 
-// Where things lie in `owner`'s segment: its publish ring first, then the
+// Where things lie in `owner`'s segment: its RankStatus, its publish ring, then the
 // inbound FIFO of each peer on its node, in rank order, each of the shape
 // its link needs.  Any rank computes any segment's layout alike (fifoShape
 // is rank arithmetic), so a sender finds its FIFO with no further exchange.
@@ -47,7 +47,8 @@ struct SegmentLayout {
 SegmentLayout segmentLayout(const Context &ctx, int owner) {
   SegmentLayout l;
   l.fifoAt.assign(size_t(ctx.nranks), 0);
-  if (hasPublishRing(ctx)) l.bytes += fifoFootprint(ctx.fullFifo);  // at offset 0
+  l.bytes = kRankStatusBytes;
+  if (hasPublishRing(ctx)) l.bytes += fifoFootprint(ctx.fullFifo);  // at kRankStatusBytes
   for (int p = 0; p < ctx.nranks; ++p) {
     if (p == owner || ctx.nodeOf[size_t(p)] != ctx.nodeOf[size_t(owner)]) continue;
     const bool full = fullFifoLink(ctx, owner, p);
@@ -55,6 +56,7 @@ SegmentLayout segmentLayout(const Context &ctx, int owner) {
     l.bytes += fifoFootprint(full ? ctx.fullFifo : ctx.smallFifo);
     ++(full ? l.full : l.small);
   }
+  if (l.bytes == kRankStatusBytes) l.bytes = 0;  // alone on its node, in a communicator spanning nodes
   return l;
 }
 
@@ -100,6 +102,7 @@ Status shmSetup(Context &ctx, PeerInfo &self) {
   snprintf(st->name, sizeof st->name, "/chorus-%d-%u", int(getpid()), sequence++);
   CHORUS_CHECK(mapSegment(st->name, st->bytes, true, &st->local));
   st->linked = true;
+  ctx.status = reinterpret_cast<RankStatus *>(st->local);
   memcpy(self.shmName, st->name, sizeof self.shmName);
   CHORUS_INFO(kSubsysTransport, "shm segment %s: %zu bytes for %d full and %d small inbound FIFOs%s", st->name,
               st->bytes, layout.full, layout.small, hasPublishRing(ctx) ? " and the publish ring" : "");
@@ -111,11 +114,13 @@ Status shmConnect(Context &ctx, const PeerInfo *all) {
   const SegmentLayout mine = segmentLayout(ctx, ctx.rank);
   st->peerBase.assign(ctx.nranks, nullptr);
   st->peerBytes.assign(ctx.nranks, 0);
+  ctx.peerStatus.assign(size_t(ctx.nranks), nullptr);
   for (int p = 0; p < ctx.nranks; ++p) {
     if (p == ctx.rank || !shmCanConnect(all[ctx.rank], all[p])) continue;  // another node: ucx
     const SegmentLayout theirs = segmentLayout(ctx, p);
     CHORUS_CHECK(mapSegment(all[p].shmName, theirs.bytes, false, &st->peerBase[p]));
     st->peerBytes[p] = theirs.bytes;
+    ctx.peerStatus[size_t(p)] = reinterpret_cast<const RankStatus *>(st->peerBase[p]);
     // Our FIFO in p's segment is the one p keeps for us, and p's FIFO in
     // ours the one we keep for p; each end derives its shape alike.
     const FifoShape out = fifoShape(ctx, p, ctx.rank), in = fifoShape(ctx, ctx.rank, p);
@@ -126,7 +131,7 @@ Status shmConnect(Context &ctx, const PeerInfo *all) {
   if (hasPublishRing(ctx)) {
     ctx.publish.resize(ctx.nranks);
     for (int p = 0; p < ctx.nranks; ++p) {
-      char *base = p == ctx.rank ? st->local : st->peerBase[p];
+      char *base = (p == ctx.rank ? st->local : st->peerBase[p]) + kRankStatusBytes;
       ctx.publish[p] = makeFifoEnd(base, ctx.fullFifo.slotBytes, ctx.fullFifo.nslots, p);
     }
   }
@@ -146,6 +151,8 @@ Status shmFree(Context &ctx) {
   for (size_t p = 0; p < st->peerBase.size(); ++p)
     if (st->peerBase[p]) munmap(st->peerBase[p], st->peerBytes[p]);
   if (st->local) munmap(st->local, st->bytes);
+  ctx.status = &ctx.ownStatus;
+  ctx.peerStatus.clear();
   if (st->linked) shm_unlink(st->name);
   delete st;
   ctx.transportState = nullptr;

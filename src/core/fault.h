@@ -1,0 +1,21 @@
+// Naming the cause of a failed collective, not just the neighbour a rank
+// waited for: which peers on this machine died, and which never entered
+// the call (their RankStatus, in shared memory, says how far they got).
+// Nothing here sends a message: after a failure MPI may hang.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace chorus {
+
+struct Context;
+
+// A process that is gone, or a zombie its parent has not reaped yet.
+bool processDead(int32_t pid);
+
+// "#11: rank 2 never entered it (its last was #10); " for collective `seq`
+// of `ctx`, or "" when every peer this rank can see got that far and lives.
+void describeCause(const Context &ctx, uint64_t seq, char *out, size_t size);
+
+}  // namespace chorus

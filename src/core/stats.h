@@ -1,0 +1,39 @@
+// CHORUS_STATS=1: per communicator and collective, how many calls, bytes
+// and seconds, and which algorithms ran; printed when the context is
+// released (MPIX_Comm_gpu_free, MPI_Comm_free, MPI_Finalize).
+#pragma once
+
+#include <cstdint>
+
+#include "coll/algorithms.h"
+
+namespace chorus {
+
+struct CollStats {
+  uint64_t calls = 0;
+  uint64_t bytes = 0;  // what the planner saw: the whole vector, or one rank's block
+  int64_t ns = 0;
+  uint64_t failed = 0;
+  uint64_t byAlgo[int(Algo::Count)] = {};
+};
+
+struct CommStats {
+  CollStats coll[int(Coll::Count)];
+};
+
+int64_t statsNowNs();
+
+inline void statsRecord(CommStats &s, Coll coll, Algo algo, uint64_t bytes, int64_t ns, bool failed) {
+  CollStats &c = s.coll[int(coll)];
+  ++c.calls;
+  c.bytes += bytes;
+  c.ns += ns;
+  c.failed += failed;
+  ++c.byAlgo[int(algo)];
+}
+
+// One line per collective called, on stderr:
+//   CHORUS STATS comm 0 rank 1/4: allreduce calls=20 bytes=160 time=0.000412 s failed=0 algos=direct:20
+void statsPrint(const CommStats &s, int commId, int rank, int nranks);
+
+}  // namespace chorus

@@ -1,0 +1,82 @@
+// CHORUS_CHECK=1 and CHORUS_STATS=1 (set by check-np3.test through
+// run-check.sh): a count mismatch (allreduce) and a root mismatch (bcast)
+// must fail on every rank, before any data moves, with an error naming this
+// rank's call and another rank's; the communicator works again afterwards.
+// At MPIX_Comm_gpu_free the statistics lines go to stderr, where
+// run-check.sh counts them.  One PASS or FAIL line per rank.
+#include <mpi.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "chorus.h"
+
+namespace {
+
+std::string errorText(int rc) {
+  char msg[MPI_MAX_ERROR_STRING] = "";
+  int len = 0;
+  MPI_Error_string(rc, msg, &len);
+  return std::string(msg, size_t(len));
+}
+
+bool contains(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm c;
+  MPI_Comm_dup(MPI_COMM_WORLD, &c);
+  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  std::string failure;
+  auto expectSum = [&](const char *what) {
+    std::vector<int> in(20, rank + 1), out(20, 0);
+    const int rc = MPIX_Allreduce_gpu(in.data(), out.data(), 20, MPI_INT, MPI_SUM, c);
+    if (failure.empty() && (rc != MPI_SUCCESS || out[19] != size * (size + 1) / 2))
+      failure = std::string(what) + ": allreduce failed or was wrong: " + (rc ? errorText(rc) : "");
+  };
+  expectSum("before the mismatches");
+
+  // Count mismatch: rank 0 reduces 10 ints, the others 20.
+  {
+    std::vector<int> in(20, 1), out(20, -7);
+    const int count = rank == 0 ? 10 : 20;
+    const int rc = MPIX_Allreduce_gpu(in.data(), out.data(), count, MPI_INT, MPI_SUM, c);
+    const std::string text = rc == MPI_SUCCESS ? "" : errorText(rc);
+    printf("rank %d: count mismatch: %s\n", rank, text.c_str());
+    const std::string other = rank == 0 ? "rank 1 called allreduce #2 (count 20 " : "rank 0 called allreduce #2 (count 10 ";
+    const std::string own = "rank " + std::to_string(rank) + " called allreduce #2 (count " + (rank == 0 ? "10 " : "20 ");
+    if (failure.empty() && rc == MPI_SUCCESS) failure = "the count mismatch was not detected";
+    else if (failure.empty() && (!contains(text, own) || !contains(text, other)))
+      failure = "the count mismatch error does not name both calls: " + text;
+    else if (failure.empty() && out[0] != -7)
+      failure = "data moved although the calls differed";
+  }
+  // Root mismatch: rank 1 believes it is the root, the others say rank 0.
+  {
+    double value = rank;
+    const int root = rank == 1 ? 1 : 0;
+    const int rc = MPIX_Bcast_gpu(&value, 1, MPI_DOUBLE, root, c);
+    const std::string text = rc == MPI_SUCCESS ? "" : errorText(rc);
+    printf("rank %d: root mismatch: %s\n", rank, text.c_str());
+    const std::string own = "rank " + std::to_string(rank) + " called bcast #3 (count 1 of float64, 8 B each, root " +
+                            std::to_string(root) + ")";
+    const std::string other = rank == 1 ? "root 0)" : "rank 1 called bcast #3 (count 1 of float64, 8 B each, root 1)";
+    if (failure.empty() && rc == MPI_SUCCESS) failure = "the root mismatch was not detected";
+    else if (failure.empty() && (!contains(text, own) || !contains(text, other)))
+      failure = "the root mismatch error does not name both calls: " + text;
+  }
+  expectSum("after the mismatches");
+  printf("%s rank %d: %s\n", failure.empty() ? "PASS" : "FAIL", rank,
+         failure.empty() ? "both mismatches named on this rank, the communicator works after them" : failure.c_str());
+  fflush(stdout);
+  MPIX_Comm_gpu_free(c);  // prints the statistics: 3 allreduces (1 failed), 1 bcast (failed)
+  MPI_Comm_free(&c);
+  MPI_Finalize();
+  return failure.empty() ? 0 : 1;
+}
