@@ -5,7 +5,9 @@
 // so a crashed job leaves nothing behind in /dev/shm.
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -20,6 +22,13 @@
 namespace chorus {
 
 namespace {
+
+// A fallback nonce where getrandom is unavailable: the clock's nanoseconds.
+int64_t nowForNonce() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
 
 struct ShmState {
   char name[kShmNameMax] = "";
@@ -99,7 +108,12 @@ Status shmSetup(Context &ctx, PeerInfo &self) {
   st->bytes = layout.bytes;
   ctx.shmSegmentBytes = st->bytes;
   if (st->bytes == 0) return Status::Ok;  // alone on its node, in a communicator spanning nodes: nothing to share
-  snprintf(st->name, sizeof st->name, "/chorus-%d-%u", int(getpid()), sequence++);
+  // The pid keeps names apart; 64 random bits make them unguessable, so no
+  // other local user can pre-create the segment (O_EXCL refuses it then) or
+  // open it before it is unlinked.
+  uint64_t nonce = 0;
+  if (getrandom(&nonce, sizeof nonce, 0) != ssize_t(sizeof nonce)) nonce = uint64_t(nowForNonce()) * 0x9e3779b97f4a7c15ull;
+  snprintf(st->name, sizeof st->name, "/chorus-%d-%u-%016llx", int(getpid()), sequence++, (unsigned long long)nonce);
   CHORUS_CHECK(mapSegment(st->name, st->bytes, true, &st->local));
   st->linked = true;
   ctx.status = reinterpret_cast<RankStatus *>(st->local);
