@@ -244,6 +244,7 @@ void readNics(hwloc_topology_t topo, NodeTopology *out) {
     hwloc_obj_t named = f.openFabrics ? f.openFabrics : f.netdev;
     nic.name = named->name ? named->name : "?";
     if (f.openFabrics && f.netdev && f.netdev->name) nic.netdev = f.netdev->name;
+    nic.rdma = f.openFabrics != nullptr;
     nic.numa = numaOf(topo, named);
     nic.linkLayer = linkLayerOf(f.pci, f.openFabrics, f.netdev);
     if (f.pci) {
@@ -506,6 +507,26 @@ int64_t topoRankKey(int cudaDevice) {
   static int numa = -1, core = -1;
   std::call_once(once, [] { boundPlace(&numa, &core); });
   return topoMakeHostKey(numa, core);
+}
+
+std::string topoUcxNetDevice(const NodeTopology &topo, int64_t rankKey, int spread) {
+  std::vector<int> rdma, preferred;
+  for (int n = 0; n < int(topo.nics.size()); ++n)
+    if (topo.nics[size_t(n)].rdma) rdma.push_back(n);
+  if (rdma.size() < 2) return "";
+  const int gpu = topoKeyGpu(rankKey);
+  if (gpu >= 0 && gpu < int(topo.gpus.size())) {
+    for (int n : topo.nearestNics(gpu))
+      if (topo.nics[size_t(n)].rdma) preferred.push_back(n);
+  } else {
+    const int numa = topoKeyNuma(rankKey);
+    for (int n : rdma)
+      if (numa >= 0 && topo.nics[size_t(n)].numa == numa) preferred.push_back(n);
+  }
+  const std::vector<int> &from = preferred.empty() ? rdma : preferred;
+  const int count = int(from.size());
+  const int pick = from[size_t(((spread % count) + count) % count)];
+  return topo.nics[size_t(pick)].name + ":1";
 }
 
 }  // namespace chorus

@@ -45,6 +45,7 @@ struct Gpu {
 struct Nic {
   std::string name;                  // "mlx5_0" (OpenFabrics) or "eth0" (network interface)
   std::string netdev;                // network interface of the same PCI function, if any
+  bool rdma = false;                 // an OpenFabrics (verbs) device: UCX calls its first port "<name>:1"
   std::string busId;                 // "" when hwloc did not place it on the PCI bus
   int numa = -1;
   LinkLayer linkLayer = LinkLayer::Unknown;
@@ -96,6 +97,13 @@ int topoMachineCores();
 // (cudaDevice < 0, or no CUDA) by NUMA domain, then first core of this
 // process's CPU binding.  Decode with topoKeyGpu / topoKeyNuma / topoKeyCore.
 int64_t topoRankKey(int cudaDevice);
+
+// The UCX_NET_DEVICES value for a rank at `rankKey` (topoRankKey): the RDMA
+// NIC nearest its GPU, or one on its NUMA domain, `spread` (its index on
+// the node) choosing among equals so that the ranks of a node use every
+// rail.  Empty when the node has fewer than two RDMA NICs: UCX's own choice
+// is then as good.
+std::string topoUcxNetDevice(const NodeTopology &topo, int64_t rankKey, int spread);
 int topoKeyGpu(int64_t key);   // -1 for a host rank
 int topoKeyNuma(int64_t key);  // -1 for a GPU rank or when unknown
 int topoKeyCore(int64_t key);  // -1 for a GPU rank or when unknown

@@ -418,4 +418,35 @@ BOOST_AUTO_TEST_CASE(rank_keys_sort_in_hardware_order) {
   BOOST_TEST(topoKeyCore(key) >= 0);
 }
 
+// UCX's device follows the rank: its GPU's nearest RDMA NIC, or one on its
+// NUMA domain, spread over the node's rails; nothing to choose with fewer
+// than two RDMA NICs.
+BOOST_AUTO_TEST_CASE(ucx_device_is_the_nearest_rdma_nic) {
+  const NodeTopology &t = nvswitchNode();
+  std::set<std::string> used;
+  for (int local = 0; local < 8; ++local) {
+    const std::string dev = topoUcxNetDevice(t, topoMakeGpuKey(local), local);
+    BOOST_REQUIRE(dev.size() > 2);
+    const std::string name = dev.substr(0, dev.size() - 2);
+    BOOST_TEST(dev.substr(dev.size() - 2) == ":1");
+    bool nearest = false;
+    for (int n : t.nearestNics(local)) nearest = nearest || t.nics[size_t(n)].name == name;
+    BOOST_TEST(nearest, "GPU " << local << " got " << dev);
+    used.insert(dev);
+  }
+  BOOST_TEST(used.size() == 8u);  // one rail per GPU
+  for (int numa = 0; numa < 2; ++numa)
+    for (int spread = 0; spread < 4; ++spread) {
+      const std::string dev = topoUcxNetDevice(t, topoMakeHostKey(numa, -1), spread);
+      const std::string name = dev.substr(0, dev.find(':'));
+      int nic = -1;
+      for (int n = 0; n < int(t.nics.size()); ++n)
+        if (t.nics[size_t(n)].name == name) nic = n;
+      BOOST_REQUIRE(nic >= 0);
+      BOOST_TEST(t.nics[size_t(nic)].numa == numa);
+    }
+  BOOST_TEST(topoUcxNetDevice(pcieNode(), topoMakeGpuKey(0), 0).empty());
+  BOOST_TEST(topoUcxNetDevice(cpuNode(), topoMakeHostKey(0, 0), 0).empty());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

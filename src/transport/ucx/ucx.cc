@@ -34,11 +34,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "core/context.h"
 #include "core/log.h"
 #include "core/params.h"
+#include "topo/topology.h"
 
 namespace chorus {
 
@@ -88,11 +90,28 @@ int64_t nowNs() {
   return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-Status acquireUcp() {
+// With several RDMA NICs on the node and no UCX_NET_DEVICES from the user,
+// each rank uses the one nearest it (topoUcxNetDevice), so that the ranks of
+// a node spread over its rails instead of all taking UCX's first choice.
+// Only for the topology of this machine: a recorded one (CHORUS_TOPO_FILE)
+// names NICs this machine may lack.
+void chooseNetDevice(ucp_config_t *config, int localRank) {
+  if (getenv("UCX_NET_DEVICES")) return;
+  NodeTopology topo;
+  if (topoLoadLocal(&topo) != Status::Ok || paramRaw(ParamId::TopoFile)) return;
+  const std::string device = topoUcxNetDevice(topo, topoRankKey(-1), localRank);
+  if (device.empty()) return;
+  const ucs_status_t st = ucp_config_modify(config, "NET_DEVICES", device.c_str());
+  if (st == UCS_OK) CHORUS_INFO(kSubsysNet, "UCX uses %s, the RDMA NIC nearest this rank", device.c_str());
+  else CHORUS_WARN("could not point UCX at %s: %s", device.c_str(), ucs_status_string(st));
+}
+
+Status acquireUcp(int localRank) {
   std::lock_guard<std::mutex> lock(g_ucpMutex);
   if (g_ucpUsers++ > 0) return Status::Ok;
   ucp_config_t *config = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);  // UCX_TLS, UCX_NET_DEVICES... pass through
+  if (st == UCS_OK) chooseNetDevice(config, localRank);
   if (st == UCS_OK) {
     ucp_params_t params = {};
     params.field_mask = UCP_PARAM_FIELD_FEATURES;
@@ -268,7 +287,7 @@ bool ucxCanConnect(const PeerInfo &self, const PeerInfo &peer) {
 }
 
 Status ucxSetup(Context &ctx, PeerInfo &self) {
-  CHORUS_CHECK(acquireUcp());
+  CHORUS_CHECK(acquireUcp(ctx.nodeRank));
   auto *st = new UcxState;
   st->ctx = &ctx;
   ctx.netState = st;
