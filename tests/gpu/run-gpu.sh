@@ -25,6 +25,12 @@ if "$mpirun" --version 2>&1 </dev/null | grep -q "Open MPI\|OpenRTE"; then
   [ "$(id -u)" = 0 ] && flags="$flags --allow-run-as-root"
 fi
 export CHORUS_TIMEOUT=${CHORUS_TIMEOUT:-120}
+# A build with the CPU emulation of CUDA (src/cuda/emu) gets two ranks per
+# emulated device, as on a machine with fewer GPUs than ranks; real CUDA
+# ignores this.
+if [ "$np" -gt 1 ]; then
+  export CHORUS_EMU_DEVICES=${CHORUS_EMU_DEVICES:-$((np / 2))}
+fi
 status=0
 for proto in ${CHORUS_TEST_PROTOS:-simple ll auto}; do
   CHORUS_PROTO=$proto timeout "${CHORUS_TEST_TIMEOUT:-900}" "$mpirun" $flags ${MPIRUN_FLAGS:-} -np "$np" "./$prog" </dev/null
