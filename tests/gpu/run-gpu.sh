@@ -17,6 +17,7 @@ if ! command -v "$mpirun" >/dev/null 2>&1; then
 fi
 if [ ! -x "./$prog" ]; then
   echo "skipped: ./$prog not built"
+  [ -n "${CHORUS_GPU_MUST_RUN:-}" ] && exit 1
   exit 77
 fi
 flags=""
@@ -35,7 +36,12 @@ status=0
 for proto in ${CHORUS_TEST_PROTOS:-simple ll auto}; do
   CHORUS_PROTO=$proto timeout "${CHORUS_TEST_TIMEOUT:-900}" "$mpirun" $flags ${MPIRUN_FLAGS:-} -np "$np" "./$prog" </dev/null
   rc=$?
-  # No GPU: every protocol would skip alike.
+  # No GPU: every protocol would skip alike.  The emulated build always has
+  # devices (CHORUS_GPU_MUST_RUN, tests/gpu/Makefile.am): a skip is a failure.
+  if [ $rc = 77 ] && [ -n "${CHORUS_GPU_MUST_RUN:-}" ]; then
+    echo "FAIL: $prog -np $np skipped in a build with the CUDA emulation"
+    exit 1
+  fi
   [ $rc = 77 ] && exit 77
   [ $rc = 124 ] && echo "FAIL: $prog -np $np (CHORUS_PROTO=$proto) killed after ${CHORUS_TEST_TIMEOUT:-900} s"
   [ $rc != 0 ] && status=$rc

@@ -13,6 +13,13 @@
 //
 // Exit status: 0 pass, 1 fail, 77 "skipped: no GPU" (Automake SKIP) when
 // cudaGetDeviceCount fails or finds no device.
+//
+// Built with --enable-cuda-emulation, this same program runs the kernels on
+// the CPU emulation of CUDA (src/cuda/emu), where it never skips.  A pass
+// there proves the kernels' logic (slicing, FIFOs, flags, credits, channel
+// split, folding order), not GPU memory ordering (x86 is stronger, so a
+// missing fence can pass), nor NVLink, real CUDA IPC or speed: a run on a
+// GPU is still wanted.
 #include <cuda_runtime.h>
 #include <mpi.h>
 
@@ -628,7 +635,12 @@ void reportDevices(int device, int ndev) {
   std::vector<char> all(size_t(g_size) * sizeof mine);
   MPI_Gather(mine, sizeof mine, MPI_CHAR, all.data(), sizeof mine, MPI_CHAR, 0, MPI_COMM_WORLD);
   if (g_rank != 0) return;
-  printf("test_gpu: %d rank(s), %d GPU(s) per node, CHORUS_PROTO=%s, %s\n", g_size, ndev, g_proto,
+  cudaDeviceProp prop;
+  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    cudaGetLastError();
+    snprintf(prop.name, sizeof prop.name, "?");
+  }
+  printf("test_gpu: %d rank(s), %d GPU(s) per node (%s), CHORUS_PROTO=%s, %s\n", g_size, ndev, prop.name, g_proto,
          MPIX_Gpu_version_string());
   for (int r = 0; r < g_size; ++r) printf("  rank %d: %s\n", r, &all[size_t(r) * sizeof mine]);
   fflush(stdout);
