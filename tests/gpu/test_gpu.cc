@@ -608,6 +608,55 @@ void testGraphCapture() {
   cudaFree(dC);
 }
 
+// Two communicators (a duplicate of the world and its even/odd halves), each
+// with its own device resources, enqueue allreduces on two streams in
+// turn; each communicator's kernels share its FIFOs, the two do not.
+void testTwoCommunicators() {
+  MPI_Comm dup, half;
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+  MPI_Comm_split(MPI_COMM_WORLD, g_rank % 2, g_rank, &half);
+  MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(half, MPI_ERRORS_RETURN);
+  cudaStream_t s[2];
+  CUDA_OK(cudaStreamCreateWithFlags(&s[0], cudaStreamNonBlocking));
+  CUDA_OK(cudaStreamCreateWithFlags(&s[1], cudaStreamNonBlocking));
+  const size_t count = 70001;  // past one LL slot: two channels under auto
+  const int rounds = 3;
+  std::vector<int32_t> in(count);
+  for (size_t i = 0; i < count; ++i) in[i] = int32_t(hashOf(7, g_rank, i) % 1000);
+  int32_t *dIn, *dOut;
+  CUDA_OK(cudaMalloc(&dIn, count * 4));
+  CUDA_OK(cudaMalloc(&dOut, 2 * rounds * count * 4));
+  CUDA_OK(cudaMemcpy(dIn, in.data(), count * 4, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaDeviceSynchronize());
+  const MPI_Comm comms[2] = {dup, half};
+  std::string why;
+  for (int r = 0; r < rounds && why.empty(); ++r)
+    for (int c = 0; c < 2 && why.empty(); ++c) {
+      const int rc = MPIX_Allreduce_gpu_enqueue(dIn, dOut + (size_t(r) * 2 + c) * count, MPI_Count(count), MPI_INT32_T,
+                                                MPI_SUM, comms[c], s[c]);
+      if (rc != MPI_SUCCESS) why = errorText(rc);
+    }
+  CUDA_OK(cudaStreamSynchronize(s[0]));
+  CUDA_OK(cudaStreamSynchronize(s[1]));
+  for (int c = 0; c < 2 && why.empty(); ++c) {
+    std::vector<int32_t> want(count);
+    MPI_Allreduce(in.data(), want.data(), int(count), MPI_INT32_T, MPI_SUM, comms[c]);
+    for (int r = 0; r < rounds && why.empty(); ++r) {
+      const std::vector<char> got = download(reinterpret_cast<char *>(dOut + (size_t(r) * 2 + c) * count), count * 4);
+      why = firstDifference(got.data(), reinterpret_cast<const char *>(want.data()), count * 4, 0, count * 4, 4,
+                            c == 0 ? "duplicate of the world" : "even/odd half");
+    }
+  }
+  check(std::string("two communicators on two streams allreduce int32 sum proto=") + g_proto + " count=70001", why);
+  cudaFree(dIn);
+  cudaFree(dOut);
+  cudaStreamDestroy(s[0]);
+  cudaStreamDestroy(s[1]);
+  MPI_Comm_free(&dup);
+  MPI_Comm_free(&half);
+}
+
 // Host sendbuf with device recvbuf: a clear error, not a crash.
 void testMixedBuffers() {
   std::vector<float> h(16, 1.0f);
@@ -678,6 +727,7 @@ int main(int argc, char **argv) {
   runSuite();
   // After the suite: capture needs the GPU resources set up by an earlier call.
   testGraphCapture();
+  testTwoCommunicators();
   testMixedBuffers();
   // Barrier takes no buffer: the host path, still fine with a GPU context up.
   const int rc = MPIX_Barrier_gpu(MPI_COMM_WORLD);
