@@ -5,11 +5,13 @@
 # Exit status: 0 pass, 77 skip (no mpirun, no GPU: the test itself prints
 # "skipped: no GPU"), anything else fail.
 #
-#   run-gpu.sh NP [PROGRAM]
+#   run-gpu.sh NP [PROGRAM [ARGS...]]
 #   CHORUS_TEST_PROTOS="simple ll auto" (default; auto interleaves both by size) lists the protocols to run.
 set -u
 np=$1
 prog=${2:-test_gpu}
+shift
+[ $# -gt 0 ] && shift
 mpirun=${MPIRUN:-mpirun}
 if ! command -v "$mpirun" >/dev/null 2>&1; then
   echo "skipped: $mpirun not found"
@@ -34,7 +36,7 @@ if [ "$np" -gt 1 ]; then
 fi
 status=0
 for proto in ${CHORUS_TEST_PROTOS:-simple ll auto}; do
-  CHORUS_PROTO=$proto timeout "${CHORUS_TEST_TIMEOUT:-900}" "$mpirun" $flags ${MPIRUN_FLAGS:-} -np "$np" "./$prog" </dev/null
+  CHORUS_PROTO=$proto timeout "${CHORUS_TEST_TIMEOUT:-900}" "$mpirun" $flags ${MPIRUN_FLAGS:-} -np "$np" "./$prog" "$@" </dev/null
   rc=$?
   # No GPU: every protocol would skip alike.  The emulated build always has
   # devices (CHORUS_GPU_MUST_RUN, tests/gpu/Makefile.am): a skip is a failure.

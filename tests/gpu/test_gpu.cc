@@ -657,6 +657,35 @@ void testTwoCommunicators() {
   MPI_Comm_free(&half);
 }
 
+// `test_gpu --stalled-peer` (stalled-peer.sh, CHORUS_TIMEOUT of a few
+// seconds): after a first allreduce sets the communicator up, the last rank
+// stays away from the second; every other rank must get an error within
+// the timeout that names it, from the kernel's own timeout.
+void testStalledPeer() {
+  MPI_Comm dup;
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+  MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+  const size_t count = 1024;
+  float *d;
+  CUDA_OK(cudaMalloc(&d, 2 * count * 4));
+  CUDA_OK(cudaMemset(d, 0, 2 * count * 4));
+  const int absent = g_size - 1;
+  int rc = MPIX_Allreduce_gpu(d, d + count, MPI_Count(count), MPI_FLOAT, MPI_SUM, dup);
+  check("stalled peer: the first allreduce", rc == MPI_SUCCESS ? "" : errorText(rc));
+  std::string why;
+  if (g_rank != absent) {
+    rc = MPIX_Allreduce_gpu(d, d + count, MPI_Count(count), MPI_FLOAT, MPI_SUM, dup);
+    const std::string text = rc == MPI_SUCCESS ? "" : errorText(rc);
+    const std::string peer = "waiting for rank " + std::to_string(absent);
+    if (rc == MPI_SUCCESS) why = "succeeded without rank " + std::to_string(absent);
+    else if (text.find(peer) == std::string::npos) why = "the error does not say \"" + peer + "\": " + text;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);  // the absent rank waits here for the others' timeout
+  check(std::string("stalled peer: allreduce without rank ") + std::to_string(absent) + " proto=" + g_proto, why);
+  cudaFree(d);
+  MPI_Comm_free(&dup);
+}
+
 // Host sendbuf with device recvbuf: a clear error, not a crash.
 void testMixedBuffers() {
   std::vector<float> h(16, 1.0f);
@@ -724,14 +753,18 @@ int main(int argc, char **argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   CUDA_OK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
 
-  runSuite();
-  // After the suite: capture needs the GPU resources set up by an earlier call.
-  testGraphCapture();
-  testTwoCommunicators();
-  testMixedBuffers();
-  // Barrier takes no buffer: the host path, still fine with a GPU context up.
-  const int rc = MPIX_Barrier_gpu(MPI_COMM_WORLD);
-  check("barrier", rc == MPI_SUCCESS ? "" : errorText(rc));
+  if (argc > 1 && !strcmp(argv[1], "--stalled-peer")) {
+    testStalledPeer();
+  } else {
+    runSuite();
+    // After the suite: capture needs the GPU resources set up by an earlier call.
+    testGraphCapture();
+    testTwoCommunicators();
+    testMixedBuffers();
+    // Barrier takes no buffer: the host path, still fine with a GPU context up.
+    const int rc = MPIX_Barrier_gpu(MPI_COMM_WORLD);
+    check("barrier", rc == MPI_SUCCESS ? "" : errorText(rc));
+  }
 
   if (g_rank == 0) {
     if (g_failed) printf("FAIL: %ld of %ld cases failed (CHORUS_PROTO=%s, %d ranks)\n", g_failed, g_checked, g_proto,
