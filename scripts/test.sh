@@ -31,7 +31,8 @@ check_status=$?
 
 # The GPU tier once more, on the CPU emulation of CUDA (src/cuda/emu): the
 # kernels' own source runs, at np 1, 2 and 4, two ranks per emulated device,
-# Simple and LL protocols (about 6 minutes on 2 cores, build included).
+# Simple and LL protocols, and a stalled peer (about 8 minutes on 2 cores,
+# build included: 4 to build, 4 to run).
 # CHORUS_TEST_EMULATION=0 leaves it out.
 emu_status=0
 if [ "${CHORUS_TEST_EMULATION:-1}" != 0 ]; then
