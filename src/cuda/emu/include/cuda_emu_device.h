@@ -102,7 +102,8 @@ inline void __threadfence_system() { std::atomic_thread_fence(std::memory_order_
 
 // Cycles, counted in nanoseconds (cudaDevAttrClockRate says 1 GHz).  Every
 // spin-wait of the kernels reads the clock now and then: that is where a
-// device thread yields its core to the others (threads outnumber cores).
+// device thread that has run for 20 us yields its core to the others
+// (threads outnumber cores; block.cc says why 20).
 inline long long clock64() { return ::chorus_emu::deviceClock(); }
 
 // "Cache volatile": a load the compiler may not cache or merge.
