@@ -3,13 +3,17 @@
 # --with-cuda[=DIR]        default: auto ($CUDA_HOME, /usr/local/cuda, nvcc in PATH)
 # --with-nvcc-gencode=FLAGS default: sm_80 and sm_90 cubins + compute_90 PTX
 # --enable-cuda-dev-build  instantiate fewer kernels (developer switch)
+# --enable-cuda-emulation  no toolkit: the kernels are compiled by the C++
+#                          compiler against the CPU emulation of CUDA in
+#                          src/cuda/emu (libchorus_cudaemu), so they run in CI
 #
 # Substitutes NVCC, NVCC_GENCODE, NVCC_FLAGS, CUDA_CPPFLAGS, CUDA_LDFLAGS and
 # CUDA_LIBS.  cudart is linked statically (-lcudart_static) so that
 # libchorus loads on machines without the CUDA toolkit and without a driver;
 # the driver (libcuda.so.1) is opened at run time by cudart itself.
-# AM_CONDITIONALs HAVE_CUDA and CUDA_DEV_BUILD; defines CHORUS_HAVE_CUDA and
-# CHORUS_CUDA_DEV_BUILD (in DEFS and in CHORUS_DEFS for nvcc).
+# AM_CONDITIONALs HAVE_CUDA, CUDA_DEV_BUILD and CUDA_EMULATION; defines
+# CHORUS_HAVE_CUDA, CHORUS_CUDA_DEV_BUILD and CHORUS_CUDA_EMULATION (in DEFS
+# and in CHORUS_DEFS for nvcc).
 
 # _CHORUS_CUDA_TRY(DIR): set chorus_have_cuda=yes and the CUDA_* variables if
 # DIR holds a usable toolkit, else set chorus_cuda_why.
@@ -99,8 +103,19 @@ AC_ARG_VAR([NVCC], [CUDA compiler (default: DIR/bin/nvcc)])
 AC_ARG_VAR([NVCC_FLAGS], [extra nvcc flags (default: -O2)])
 AS_IF([test -z "$NVCC_FLAGS"], [NVCC_FLAGS="-O2"])
 
+AC_ARG_ENABLE([cuda-emulation],
+  [AS_HELP_STRING([--enable-cuda-emulation],
+    [build the CUDA executor against a CPU emulation of CUDA instead of a
+     toolkit (src/cuda/emu): the kernels run as host threads, for CI on
+     machines without a GPU; not for production (default: no)])],
+  [], [enable_cuda_emulation=no])
+
 chorus_have_cuda=no
+AS_IF([test "x$enable_cuda_emulation" = xyes], [with_cuda=emulation])
 AS_CASE([$with_cuda],
+  [emulation], [
+    chorus_have_cuda=yes
+    chorus_cuda_why="yes, emulated on the CPU (src/cuda/emu; --enable-cuda-emulation)"],
   [no], [chorus_cuda_why="no (--without-cuda)"],
   [yes|auto], [
     chorus_cuda_candidates=
@@ -119,11 +134,21 @@ AS_CASE([$with_cuda],
   [_CHORUS_CUDA_TRY([$with_cuda])])
 
 AS_IF([test "$chorus_have_cuda" != yes && test "x$with_cuda" != xno &&
-       test "x$with_cuda" != xauto],
+       test "x$with_cuda" != xauto && test "x$with_cuda" != xemulation],
   [AC_MSG_ERROR([--with-cuda=$with_cuda given but CUDA is unusable: $chorus_cuda_why])])
 
 AC_MSG_CHECKING([for CUDA])
 AC_MSG_RESULT([$chorus_cuda_why])
+
+AS_IF([test "x$with_cuda" = xemulation], [
+  # Substituted unexpanded: make expands them in each directory.
+  NVCC=
+  CUDA_CPPFLAGS='-I$(top_srcdir)/src/cuda/emu/include'
+  CUDA_LDFLAGS=
+  CUDA_LIBS='$(top_builddir)/src/libchorus_cudaemu.la'
+  AC_DEFINE([CHORUS_CUDA_EMULATION], [1], [CUDA is the CPU emulation of src/cuda/emu])
+  CHORUS_DEFS="$CHORUS_DEFS -DCHORUS_CUDA_EMULATION=1"
+])
 
 AS_IF([test "$chorus_have_cuda" = yes], [
   AC_DEFINE([CHORUS_HAVE_CUDA], [1], [CUDA executor is built])
@@ -146,6 +171,7 @@ AC_SUBST([CUDA_CPPFLAGS])
 AC_SUBST([CUDA_LDFLAGS])
 AC_SUBST([CUDA_LIBS])
 AM_CONDITIONAL([HAVE_CUDA], [test "$chorus_have_cuda" = yes])
+AM_CONDITIONAL([CUDA_EMULATION], [test "x$with_cuda" = xemulation])
 AM_CONDITIONAL([CUDA_DEV_BUILD],
   [test "$chorus_have_cuda" = yes && test "x$enable_cuda_dev_build" = xyes])
 ])

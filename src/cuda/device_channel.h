@@ -9,7 +9,14 @@
 namespace chorus {
 
 constexpr int kCudaMaxChannels = 4;          // blocks (channels) per collective
-constexpr int kCudaThreads = 512;            // threads per block
+// Threads per block.  The CPU emulation (src/cuda/emu) runs each as a host
+// thread, so it takes a single warp's worth: still enough that every loop
+// strides and every barrier waits for others.
+#ifdef CHORUS_CUDA_EMULATION
+constexpr int kCudaThreads = 32;
+#else
+constexpr int kCudaThreads = 512;
+#endif
 constexpr size_t kCudaSlotBytes = 256 * 1024;
 constexpr int kCudaSlots = 4;
 

@@ -12,6 +12,7 @@
 #include "coll/functors.h"
 #include "coll/lowp.h"
 #include "core/datatype.h"
+#include "cuda/device_lang.h"
 
 namespace chorus {
 namespace {
@@ -38,9 +39,24 @@ __global__ void reduceIntoKernel(T *dst, const T *a, const T *b, size_t n) {
   reduceInto<T, Func>(dst + begin, a + begin, b + begin, count);
 }
 
+// Launches reduceKernel<T, Func> (reduceIntoKernel with `into`) on 64
+// blocks of 256 threads, typed, so it needs no cudaLaunchKernel.
+using ProbeLaunch = cudaError_t (*)(void *dst, const void *a, const void *b, size_t n, int nranks, bool into,
+                                    cudaStream_t stream);
+
+template <typename T, typename Func>
+cudaError_t launchProbe(void *dstArg, const void *aArg, const void *bArg, size_t n, int nranks, bool into,
+                        cudaStream_t stream) {
+  const unsigned threads = 256, blocks = 64;
+  T *dst = static_cast<T *>(dstArg);
+  const T *a = static_cast<const T *>(aArg), *b = static_cast<const T *>(bArg);
+  if (into) CHORUS_LAUNCH((reduceIntoKernel<T, Func>), blocks, threads, 0, stream, dst, a, b, n);
+  else CHORUS_LAUNCH((reduceKernel<T, Func>), blocks, threads, 0, stream, dst, a, b, n, nranks);
+  return cudaGetLastError();
+}
+
 struct ProbeEntry {
-  const void *kernel;      // reduceKernel<T, Func>, or null for an invalid pair
-  const void *intoKernel;  // reduceIntoKernel<T, Func>
+  ProbeLaunch launch;  // null for an invalid pair
 };
 
 template <DataType D, RedOp O>
@@ -48,10 +64,9 @@ ProbeEntry probeEntry() {
   if constexpr (IsValidTypeOp<D, O>::value) {
     using T = typename TypeOf<D>::type;
     using Func = typename FuncOf<O, T>::type;
-    return ProbeEntry{reinterpret_cast<const void *>(&reduceKernel<T, Func>),
-                      reinterpret_cast<const void *>(&reduceIntoKernel<T, Func>)};
+    return ProbeEntry{&launchProbe<T, Func>};
   } else {
-    return ProbeEntry{nullptr, nullptr};
+    return ProbeEntry{nullptr};
   }
 }
 
@@ -74,7 +89,7 @@ const ProbeEntry &probeLookup(int type, int op) {
 extern "C" int chorusFunctorsProbeCount() {
   int count = 0;
   for (int t = 0; t < chorus::kNumReducibleTypes; ++t)
-    for (int o = 0; o < chorus::kNumRedOps; ++o) count += chorus::probeLookup(t, o).kernel != nullptr;
+    for (int o = 0; o < chorus::kNumRedOps; ++o) count += chorus::probeLookup(t, o).launch != nullptr;
   return count;
 }
 
@@ -85,15 +100,8 @@ extern "C" int chorusFunctorsProbeLaunch(int type, int op, void *dst, const void
                                          int nranks, int useReduceInto, cudaStream_t stream) {
   if (type < 0 || type >= chorus::kNumReducibleTypes || op < 0 || op >= chorus::kNumRedOps) return -1;
   const chorus::ProbeEntry &e = chorus::probeLookup(type, op);
-  if (!e.kernel) return -1;
+  if (!e.launch) return -1;
   if (n == 0) return 0;
-  const unsigned threads = 256, blocks = 64;
-  if (useReduceInto) {
-    void *args[] = {&dst, &a, &b, &n};
-    if (cudaLaunchKernel(e.intoKernel, blocks, threads, args, 0, stream) != cudaSuccess) return -1;
-  } else {
-    void *args[] = {&dst, &a, &b, &n, &nranks};
-    if (cudaLaunchKernel(e.kernel, blocks, threads, args, 0, stream) != cudaSuccess) return -1;
-  }
+  if (e.launch(dst, a, b, n, nranks, useReduceInto != 0, stream) != cudaSuccess) return -1;
   return 0;
 }

@@ -16,6 +16,7 @@
 #include "coll/reduce_chain.h"
 #include "coll/reduce_scatter_ring.h"
 #include "cuda/cuda_check.h"
+#include "cuda/device_lang.h"
 #include "cuda/kernel_table.h"
 #include "cuda/kernels.h"
 #include "cuda/prims_device.cuh"
@@ -86,7 +87,8 @@ __device__ void runAlgorithm(const CollArgs &a, Algo algo, Prims &prims, T *scra
 // One block per channel, kCudaThreads threads.
 template <Coll C, typename T, typename Func, int P>
 __global__ void __launch_bounds__(kCudaThreads) collKernel(DevCollArgs args) {
-  __shared__ int sPending, sError;
+  CHORUS_BLOCK_SHARED(int, sPending);
+  CHORUS_BLOCK_SHARED(int, sError);
   if (threadIdx.x == 0) {
     sPending = 0;
     sError = *reinterpret_cast<volatile int *>(args.abortFlag);  // a broken context does nothing
@@ -105,14 +107,14 @@ template <Coll C, typename T, typename Func>
 Status launch(const LaunchRequest &req, cudaStream_t stream) {
   if constexpr (sizeof(T) <= 8) {
     if (req.proto == Proto::LL) {
-      collKernel<C, T, Func, int(Proto::LL)><<<req.nblocks, kCudaThreads, 0, stream>>>(req.args);
+      CHORUS_LAUNCH((collKernel<C, T, Func, int(Proto::LL)>), req.nblocks, kCudaThreads, 0, stream, req.args);
       CHORUS_CUDACHECK(cudaGetLastError());
       return Status::Ok;
     }
   } else {
     if (req.proto == Proto::LL) return Status::InternalError;  // kernel_table.h: Simple only
   }
-  collKernel<C, T, Func, int(Proto::Simple)><<<req.nblocks, kCudaThreads, 0, stream>>>(req.args);
+  CHORUS_LAUNCH((collKernel<C, T, Func, int(Proto::Simple)>), req.nblocks, kCudaThreads, 0, stream, req.args);
   CHORUS_CUDACHECK(cudaGetLastError());
   return Status::Ok;
 }

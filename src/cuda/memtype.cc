@@ -29,10 +29,12 @@ int readLoadCount(dl_phdr_info *info, size_t, void *count) {
   return 1;  // the count is the same in every entry: stop at the first
 }
 
+// The driver, or the CPU emulation of CUDA that stands in for it in builds
+// configured with --enable-cuda-emulation (src/cuda/emu).
 int findDriver(dl_phdr_info *info, size_t, void *found) {
   const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : nullptr;
   base = base ? base + 1 : info->dlpi_name;
-  if (base && strncmp(base, "libcuda.so", 10) == 0) {
+  if (base && (strncmp(base, "libcuda.so", 10) == 0 || strncmp(base, "libchorus_cudaemu.so", 20) == 0)) {
     *static_cast<bool *>(found) = true;
     return 1;
   }

@@ -13,6 +13,13 @@
 //
 // Exit status: 0 pass, 1 fail, 77 "skipped: no GPU" (Automake SKIP) when
 // cudaGetDeviceCount fails or finds no device.
+//
+// Built with --enable-cuda-emulation, this same program runs the kernels on
+// the CPU emulation of CUDA (src/cuda/emu), where it never skips.  A pass
+// there proves the kernels' logic (slicing, FIFOs, flags, credits, channel
+// split, folding order), not GPU memory ordering (x86 is stronger, so a
+// missing fence can pass), nor NVLink, real CUDA IPC or speed: a run on a
+// GPU is still wanted.
 #include <cuda_runtime.h>
 #include <mpi.h>
 
@@ -601,6 +608,84 @@ void testGraphCapture() {
   cudaFree(dC);
 }
 
+// Two communicators (a duplicate of the world and its even/odd halves), each
+// with its own device resources, enqueue allreduces on two streams in
+// turn; each communicator's kernels share its FIFOs, the two do not.
+void testTwoCommunicators() {
+  MPI_Comm dup, half;
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+  MPI_Comm_split(MPI_COMM_WORLD, g_rank % 2, g_rank, &half);
+  MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(half, MPI_ERRORS_RETURN);
+  cudaStream_t s[2];
+  CUDA_OK(cudaStreamCreateWithFlags(&s[0], cudaStreamNonBlocking));
+  CUDA_OK(cudaStreamCreateWithFlags(&s[1], cudaStreamNonBlocking));
+  const size_t count = 70001;  // past one LL slot: two channels under auto
+  const int rounds = 3;
+  std::vector<int32_t> in(count);
+  for (size_t i = 0; i < count; ++i) in[i] = int32_t(hashOf(7, g_rank, i) % 1000);
+  int32_t *dIn, *dOut;
+  CUDA_OK(cudaMalloc(&dIn, count * 4));
+  CUDA_OK(cudaMalloc(&dOut, 2 * rounds * count * 4));
+  CUDA_OK(cudaMemcpy(dIn, in.data(), count * 4, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaDeviceSynchronize());
+  const MPI_Comm comms[2] = {dup, half};
+  std::string why;
+  for (int r = 0; r < rounds && why.empty(); ++r)
+    for (int c = 0; c < 2 && why.empty(); ++c) {
+      const int rc = MPIX_Allreduce_gpu_enqueue(dIn, dOut + (size_t(r) * 2 + c) * count, MPI_Count(count), MPI_INT32_T,
+                                                MPI_SUM, comms[c], s[c]);
+      if (rc != MPI_SUCCESS) why = errorText(rc);
+    }
+  CUDA_OK(cudaStreamSynchronize(s[0]));
+  CUDA_OK(cudaStreamSynchronize(s[1]));
+  for (int c = 0; c < 2 && why.empty(); ++c) {
+    std::vector<int32_t> want(count);
+    MPI_Allreduce(in.data(), want.data(), int(count), MPI_INT32_T, MPI_SUM, comms[c]);
+    for (int r = 0; r < rounds && why.empty(); ++r) {
+      const std::vector<char> got = download(reinterpret_cast<char *>(dOut + (size_t(r) * 2 + c) * count), count * 4);
+      why = firstDifference(got.data(), reinterpret_cast<const char *>(want.data()), count * 4, 0, count * 4, 4,
+                            c == 0 ? "duplicate of the world" : "even/odd half");
+    }
+  }
+  check(std::string("two communicators on two streams allreduce int32 sum proto=") + g_proto + " count=70001", why);
+  cudaFree(dIn);
+  cudaFree(dOut);
+  cudaStreamDestroy(s[0]);
+  cudaStreamDestroy(s[1]);
+  MPI_Comm_free(&dup);
+  MPI_Comm_free(&half);
+}
+
+// `test_gpu --stalled-peer` (stalled-peer.sh, CHORUS_TIMEOUT of a few
+// seconds): after a first allreduce sets the communicator up, the last rank
+// stays away from the second; every other rank must get an error within
+// the timeout that names it, from the kernel's own timeout.
+void testStalledPeer() {
+  MPI_Comm dup;
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+  MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+  const size_t count = 1024;
+  float *d;
+  CUDA_OK(cudaMalloc(&d, 2 * count * 4));
+  CUDA_OK(cudaMemset(d, 0, 2 * count * 4));
+  const int absent = g_size - 1;
+  int rc = MPIX_Allreduce_gpu(d, d + count, MPI_Count(count), MPI_FLOAT, MPI_SUM, dup);
+  check("stalled peer: the first allreduce", rc == MPI_SUCCESS ? "" : errorText(rc));
+  std::string why;
+  if (g_rank != absent) {
+    rc = MPIX_Allreduce_gpu(d, d + count, MPI_Count(count), MPI_FLOAT, MPI_SUM, dup);
+    const std::string text = rc == MPI_SUCCESS ? "" : errorText(rc);
+    const std::string peer = "waiting for rank " + std::to_string(absent);
+    if (rc == MPI_SUCCESS) why = "succeeded without rank " + std::to_string(absent);
+    else if (text.find(peer) == std::string::npos) why = "the error does not say \"" + peer + "\": " + text;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);  // the absent rank waits here for the others' timeout
+  check(std::string("stalled peer: allreduce without rank ") + std::to_string(absent) + " proto=" + g_proto, why);
+  cudaFree(d);
+  MPI_Comm_free(&dup);
+}
+
 // Host sendbuf with device recvbuf: a clear error, not a crash.
 void testMixedBuffers() {
   std::vector<float> h(16, 1.0f);
@@ -628,7 +713,12 @@ void reportDevices(int device, int ndev) {
   std::vector<char> all(size_t(g_size) * sizeof mine);
   MPI_Gather(mine, sizeof mine, MPI_CHAR, all.data(), sizeof mine, MPI_CHAR, 0, MPI_COMM_WORLD);
   if (g_rank != 0) return;
-  printf("test_gpu: %d rank(s), %d GPU(s) per node, CHORUS_PROTO=%s, %s\n", g_size, ndev, g_proto,
+  cudaDeviceProp prop;
+  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    cudaGetLastError();
+    snprintf(prop.name, sizeof prop.name, "?");
+  }
+  printf("test_gpu: %d rank(s), %d GPU(s) per node (%s), CHORUS_PROTO=%s, %s\n", g_size, ndev, prop.name, g_proto,
          MPIX_Gpu_version_string());
   for (int r = 0; r < g_size; ++r) printf("  rank %d: %s\n", r, &all[size_t(r) * sizeof mine]);
   fflush(stdout);
@@ -663,13 +753,18 @@ int main(int argc, char **argv) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   CUDA_OK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
 
-  runSuite();
-  // After the suite: capture needs the GPU resources set up by an earlier call.
-  testGraphCapture();
-  testMixedBuffers();
-  // Barrier takes no buffer: the host path, still fine with a GPU context up.
-  const int rc = MPIX_Barrier_gpu(MPI_COMM_WORLD);
-  check("barrier", rc == MPI_SUCCESS ? "" : errorText(rc));
+  if (argc > 1 && !strcmp(argv[1], "--stalled-peer")) {
+    testStalledPeer();
+  } else {
+    runSuite();
+    // After the suite: capture needs the GPU resources set up by an earlier call.
+    testGraphCapture();
+    testTwoCommunicators();
+    testMixedBuffers();
+    // Barrier takes no buffer: the host path, still fine with a GPU context up.
+    const int rc = MPIX_Barrier_gpu(MPI_COMM_WORLD);
+    check("barrier", rc == MPI_SUCCESS ? "" : errorText(rc));
+  }
 
   if (g_rank == 0) {
     if (g_failed) printf("FAIL: %ld of %ld cases failed (CHORUS_PROTO=%s, %d ranks)\n", g_failed, g_checked, g_proto,

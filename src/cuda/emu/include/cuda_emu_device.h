@@ -1,0 +1,131 @@
+// The device language of CUDA as Chorus's kernels use it, for g++: a kernel
+// is a plain function, each of its threads a host thread (block.cc runs a
+// block's threads together so that __syncthreads is a real barrier).
+//
+// Per-thread state (threadIdx, the block's shared memory...) lives in an
+// inline thread_local of *this header*, set by the launch closure below,
+// which is compiled into the same shared object as the kernel: libchorus
+// hides its symbols, so a variable defined in libchorus_cudaemu would be
+// another copy from the one the kernel reads.
+#pragma once
+
+#include <sched.h>
+
+#include <atomic>
+#include <cstring>
+#include <functional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+// ---- qualifiers ----------------------------------------------------------------------
+// Empty: everything is host code.  __noinline__ too: libstdc++ spells
+// __attribute__((__noinline__)), which stays valid as __attribute__(()).
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __noinline__
+#define __launch_bounds__(...)
+
+namespace chorus_emu {
+
+struct BlockState;  // block.cc: the barrier and shared memory of one block
+
+// What a device thread knows about itself.
+// (Not named like the built-ins: those are macros below.)
+struct ThreadCoords {
+  uint3 threadIndex, blockIndex;
+  dim3 blockSize, gridSize;
+  BlockState *block;
+};
+
+inline thread_local ThreadCoords tDevice;
+inline thread_local size_t tSharedUsed;  // bytes of the block's shared memory handed out so far
+
+// block.cc, exported by libchorus_cudaemu.
+void blockBarrier(BlockState *block);
+void *blockSharedMemory(BlockState *block, size_t *capacity);
+long long deviceClock();
+
+// The k-th shared variable a thread declares is the k-th of every thread of
+// its block (all threads run the same declarations in the same order), so a
+// bump allocator per thread hands every thread the same address.
+template <typename T>
+T &blockShared() {
+  static_assert(std::is_trivial<T>::value, "shared memory holds trivial types, uninitialised as on a GPU");
+  size_t capacity = 0;
+  char *base = static_cast<char *>(blockSharedMemory(tDevice.block, &capacity));
+  const size_t at = (tSharedUsed + alignof(T) - 1) / alignof(T) * alignof(T);
+  tSharedUsed = at + sizeof(T);
+  if (tSharedUsed > capacity) __builtin_trap();  // more __shared__ than a block has
+  return *reinterpret_cast<T *>(base + at);
+}
+
+// One thread of one block of a launched grid: what the stream runs.
+using DeviceThreadBody = std::function<void(const ThreadCoords &)>;
+
+// streams.cc: queue a grid of `grid` blocks of `block` threads on `stream`;
+// sets the launch error cudaGetLastError reports.
+void submitKernel(cudaStream_t stream, dim3 grid, dim3 block, DeviceThreadBody body);
+
+// <<<grid, block, shmem, stream>>>(args...): the arguments are converted to
+// the kernel's parameter types now and copied into the closure, as CUDA
+// copies them at launch; each thread then gets its own copy as a call would.
+template <typename... Params, typename... Args>
+void launchKernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t /*sharedBytes: static only*/,
+                  cudaStream_t stream, Args &&...args) {
+  std::tuple<std::decay_t<Params>...> params(std::forward<Args>(args)...);
+  submitKernel(stream, grid, block, [kernel, params](const ThreadCoords &coords) {
+    tDevice = coords;
+    tSharedUsed = 0;
+    std::apply(kernel, params);
+  });
+}
+
+}  // namespace chorus_emu
+
+// ---- built-in variables and functions -----------------------------------------------
+
+#define threadIdx (::chorus_emu::tDevice.threadIndex)
+#define blockIdx (::chorus_emu::tDevice.blockIndex)
+#define blockDim (::chorus_emu::tDevice.blockSize)
+#define gridDim (::chorus_emu::tDevice.gridSize)
+
+inline void __syncthreads() { ::chorus_emu::blockBarrier(::chorus_emu::tDevice.block); }
+
+// x86-64 orders loads and stores more strongly than a GPU; a full fence is
+// the closest host equivalent (and what keeps the compiler from moving
+// accesses across it).
+inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+inline void __threadfence_system() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+
+// Cycles, counted in nanoseconds (cudaDevAttrClockRate says 1 GHz).  Every
+// spin-wait of the kernels reads the clock now and then: that is where a
+// device thread that has run for 20 us yields its core to the others
+// (threads outnumber cores; block.cc says why 20).
+inline long long clock64() { return ::chorus_emu::deviceClock(); }
+
+// "Cache volatile": a load the compiler may not cache or merge.
+inline unsigned int __ldcv(const unsigned int *p) { return *reinterpret_cast<const volatile unsigned int *>(p); }
+inline unsigned long long __ldcv(const unsigned long long *p) {
+  return *reinterpret_cast<const volatile unsigned long long *>(p);
+}
+inline uint4 __ldcv(const uint4 *p) {
+  const volatile unsigned long long *q = reinterpret_cast<const volatile unsigned long long *>(p);
+  const unsigned long long lo = q[0], hi = q[1];
+  uint4 v;
+  std::memcpy(&v, &lo, 8);
+  std::memcpy(reinterpret_cast<char *>(&v) + 8, &hi, 8);
+  return v;
+}
+
+inline int atomicCAS(int *address, int compare, int val) {
+  __atomic_compare_exchange_n(address, &compare, val, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  return compare;  // the old value, whether or not it was swapped
+}
+
+// Chorus's spellings of what g++ cannot parse (src/cuda/device_lang.h).
+#define CHORUS_LAUNCH(kernel, grid, block, sharedBytes, stream, ...) \
+  ::chorus_emu::launchKernel(kernel, grid, block, sharedBytes, stream, __VA_ARGS__)
+#define CHORUS_BLOCK_SHARED(Type, name) Type &name = ::chorus_emu::blockShared<Type>()
