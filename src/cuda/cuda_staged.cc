@@ -66,11 +66,22 @@ Status cudaExecuteStaged(Context &ctx, const CollRequest &req, CUstream_st *stre
   char *hostSend = static_cast<char *>(ctx.netStaging);
   char *hostRecv = shared ? hostSend : hostSend + sendRegion;
   cudaStream_t s = reinterpret_cast<cudaStream_t>(stream);
+  // The staged copies and the host collective run in this thread now, which
+  // a graph could not replay.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  CHORUS_CUDACHECK(cudaStreamIsCapturing(s, &capture));
+  if (capture != cudaStreamCaptureStatusNone) {
+    snprintf(errText, errLen, "%s across nodes on a stream under graph capture: device buffers are staged through "
+             "host memory by the calling thread, which a graph cannot replay; call it outside the capture",
+             collName(req.coll));
+    return Status::Unsupported;
+  }
+  // A type with gaps leaves the receive buffer's gap bytes alone: stage them
+  // first (a bcast's non-root receives into the region it shares).
+  if (req.gaps && recvBytes > 0)
+    CHORUS_CUDACHECK(cudaMemcpyAsync(hostRecv, req.recvbuf, recvBytes, cudaMemcpyDefault, s));
   // cudaMemcpyDefault: either buffer may be host memory (mixed calls).
   if (sendBytes > 0) CHORUS_CUDACHECK(cudaMemcpyAsync(hostSend, req.sendbuf, sendBytes, cudaMemcpyDefault, s));
-  // A type with gaps leaves the receive buffer's gap bytes alone: stage them too.
-  if (req.gaps && recvBytes > 0 && !shared)
-    CHORUS_CUDACHECK(cudaMemcpyAsync(hostRecv, req.recvbuf, recvBytes, cudaMemcpyDefault, s));
   CHORUS_CUDACHECK(cudaStreamSynchronize(s));
 
   CollRequest host = req;
