@@ -29,6 +29,7 @@ struct PlanShape {
   int nnodes = 1;
   int maxNodeRanks = 1;     // ranks on the most populated node
   bool equalNodes = false;  // several nodes, all of maxNodeRanks > 1 ranks (the hierarchical allreduce)
+  int nodeTreeDepth = -1;   // network hops of the node tree (nodeTreeDepthOf); -1: computed per call
 };
 
 // Pick the algorithm for `bytes` (the whole vector for allreduce, reduce and
@@ -43,6 +44,10 @@ inline Plan planCollective(Coll coll, size_t bytes, int nranks) {
   shape.nranks = shape.maxNodeRanks = nranks;
   return planCollective(coll, bytes, shape);
 }
+
+// Network hops from the root to the deepest node of the node tree over
+// `nnodes` nodes (patterns.h), for PlanShape::nodeTreeDepth.
+int nodeTreeDepthOf(int nnodes);
 
 // The cost model's estimate, in microseconds, of `algo` for `coll` on
 // `shape` (several nodes); a negative value when the algorithm does not

@@ -4,6 +4,7 @@
 
 #include "coll/algorithms.h"
 #include "coll/allreduce_direct.h"
+#include "core/log.h"
 #include "core/params.h"
 
 namespace chorus {
@@ -100,8 +101,8 @@ constexpr LinkClass kNetLink = {"net", 5.0, 3500.0};
 double hopUs(const LinkClass &link, double bytes) { return link.latencyUs + bytes / link.bytesPerUs; }
 
 // Network hops from the root to the deepest node of the node tree over
-// `nnodes` nodes (patterns.h): what a small message pays each way.
-int nodeTreeDepth(int nnodes) {
+// `nnodes` nodes (patterns.h); O(n log n), so contexts keep it in PlanShape: what a small message pays each way.
+int treeDepthOver(int nnodes) {
   int deepest = 0;
   for (int p = 0; p < nnodes; ++p) {
     int depth = -1;
@@ -124,11 +125,14 @@ const char *describeChoice(Algo best, double bestUs, const double *costs, const 
 
 }  // namespace
 
+int nodeTreeDepthOf(int nnodes) { return treeDepthOver(nnodes); }
+
 double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape) {
   const double bytes = double(bytesArg), n = shape.nranks, nodes = shape.nnodes, m = shape.maxNodeRanks;
   const LinkClass &cross = shape.nnodes > 1 ? kNetLink : kShmLink;
   const double slot = double(paramInt(ParamId::ShmSlotSize));
-  const double shmHops = m - 1, netHops = nodeTreeDepth(shape.nnodes);
+  const double shmHops = m - 1;
+  const double netHops = shape.nodeTreeDepth >= 0 ? shape.nodeTreeDepth : treeDepthOver(shape.nnodes);
   const bool rooted = coll == Coll::Bcast || coll == Coll::Reduce;
   switch (algo) {
     case Algo::Direct:  // one message to (or from) every peer: one latency, but
@@ -206,6 +210,8 @@ Plan planCollective(Coll coll, size_t bytes, const PlanShape &shape) {
         bestUs = costs[i];
       }
     }
+    // Formatting the estimates costs more than the model: only for the log.
+    if (!logEnabled(LogLevel::Info, kSubsysColl)) return {best, "cost model (CHORUS_DEBUG=INFO shows the estimates)"};
     return {best, describeChoice(best, bestUs, costs, candidates, 4)};
   }
 

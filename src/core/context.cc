@@ -167,6 +167,7 @@ void assignNodes(Context &ctx, const std::vector<uint64_t> &hosts, const std::ve
   for (const std::vector<int> &n : nodes)
     ctx.planShape.maxNodeRanks = std::max(ctx.planShape.maxNodeRanks, int(n.size()));
   ctx.planShape.equalNodes = equal;
+  ctx.planShape.nodeTreeDepth = nodeTreeDepthOf(ctx.nnodes);
   ctx.localPrev.clear();
   ctx.crossPrev.clear();
   if (equal) {
