@@ -15,7 +15,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "cuda/prims_device.cuh"
+#include "cuda/device_channel.h"
+#include "cuda/reduce_copy.cuh"
 
 using namespace chorus;
 
