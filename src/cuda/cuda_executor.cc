@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "core/params.h"
 #include "cuda/cuda_check.h"
+#include "cuda/gpu_sharing.h"
 #include "cuda/kernels.h"
 #include "transport/cuda_ipc/cuda_ipc.h"
 
@@ -120,6 +121,7 @@ Status createState(Context &ctx) {
   if (allGood) {
     CHORUS_MPICHECK(MPI_Allgather(&self, sizeof self, MPI_BYTE, ctx.peers.data(), sizeof self, MPI_BYTE, ctx.comm));
     s = cudaIpcConnect(*st->ipc, ctx.peers.data(), ctx.nranks, ctx.rank);
+    reportGpuSharing(ctx.peers.data(), ctx.nranks, ctx.rank);
     if (s == Status::Ok) s = buildChannels(ctx, *st);
     good = s == Status::Ok;
     MPI_Allreduce(&good, &allGood, 1, MPI_INT, MPI_MIN, ctx.comm);
