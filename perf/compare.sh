@@ -3,31 +3,39 @@
 #
 #   perf/compare.sh [BUILD_DIR] [OUT_DIR]
 #
-# Runs allreduce_perf, allgather_perf, broadcast_perf and reduce_scatter_perf
-# (float sum, host memory, -b 8 -e 64M -f 4 --mpi, then 64M alone, which the
-# factor-4 sweep skips) under mpirun with 2 and 4
-# ranks (oversubscribed where there are fewer cores), REPEATS times each
-# (default 5), writes every run's JSON to OUT_DIR, then prints per tool and
-# rank count the median table of perf/median.py, checked against the perf
-# targets: median ratio MPI/Chorus >= 1.0 at every size, >= 1.5 from 1 MiB.
-# Exit status 1 when a target is missed.
+# Runs each tool (default: all seven collectives, barrier included, float
+# sum, host memory, --mpi) under mpirun with 2, 4 and 8 ranks
+# (oversubscribed where there are fewer cores), in both timings (TIMINGS:
+# "back-to-back", the nccl-tests way, and "sync", a barrier before each
+# timed call, the OSU way), REPEATS times each (default 5), over the sizes
+# 0 B, 8 B to 8 MiB by factors of 4, and 16 MiB (RANGES, ';'-separated),
+# writes every run's JSON to OUT_DIR, then prints per tool, rank count and
+# timing the median table of perf/median.py (with each row's spread over
+# the runs), checked against the targets: median ratio MPI/Chorus >=
+# MIN_RATIO at every size (default 0.95), and MIN_RATIO_FROM (default
+# 1M:1.5) for the tools in RATIO_FROM_TOOLS (default allreduce_perf
+# reduce_scatter_perf).  Exit status 1 when a target is missed.
 #
-# Environment: REPEATS, NPS ("2 4"), TOOLS, MPIRUN (mpirun), MPIRUN_FLAGS,
-# PERF_FLAGS (extra tool flags, e.g. "-n 50"), WRAP (a command put before
-# the tool, e.g. tests/mpi/hostid-wrap.sh to play several nodes), MIN_RATIO
-# and MIN_RATIO_FROM (the targets, default 1.0 and 1M:1.5).
+# Environment: REPEATS, NPS ("2 4 8"), TOOLS, TIMINGS, RANGES, MPIRUN
+# (mpirun), MPIRUN_FLAGS, PERF_FLAGS (extra tool flags, e.g. "-n 50"), WRAP
+# (a command put before the tool, e.g. tests/mpi/hostid-wrap.sh to play
+# several nodes), MIN_RATIO, MIN_RATIO_FROM, RATIO_FROM_TOOLS.
 #
 # Several nodes played on this machine, Open MPI on the same UCX transport:
 #   MPIRUN_FLAGS="--oversubscribe --bind-to core:overload-allowed --mca op ^avx --mca pml ucx
 #     --mca pml_ucx_tls any --mca pml_ucx_devices any -x UCX_TLS=tcp,self -x CHORUS_TEST_LAYOUT"
-#   CHORUS_TEST_LAYOUT=each WRAP=tests/mpi/hostid-wrap.sh MIN_RATIO=0.95 MIN_RATIO_FROM=1M:1.3 perf/compare.sh
+#   CHORUS_TEST_LAYOUT=each WRAP=tests/mpi/hostid-wrap.sh MIN_RATIO=0.95 MIN_RATIO_FROM=1M:1.3 \
+#     RANGES="-b 8 -e 64M -f 8" NPS="2 4" TIMINGS=back-to-back perf/compare.sh
 set -u
 build=${1:-_build}
 out=${2:-perf-results}
 here=$(cd "$(dirname "$0")" && pwd)
 repeats=${REPEATS:-5}
-nps=${NPS:-2 4}
-tools=${TOOLS:-allreduce_perf allgather_perf broadcast_perf reduce_scatter_perf}
+nps=${NPS:-2 4 8}
+tools=${TOOLS:-allreduce_perf reduce_perf broadcast_perf allgather_perf reduce_scatter_perf alltoall_perf barrier_perf}
+timings=${TIMINGS:-back-to-back sync}
+ranges=${RANGES:--b 0 -e 0;-b 8 -e 16M -f 4;-b 16M -e 16M}
+ratio_from_tools=${RATIO_FROM_TOOLS:-allreduce_perf reduce_scatter_perf}
 mpirun=${MPIRUN:-mpirun}
 wrap=${WRAP:-}
 flags=${MPIRUN_FLAGS:-}
@@ -41,26 +49,39 @@ fi
 mkdir -p "$out"
 status=0
 for tool in $tools; do
+  tool_ranges=$ranges
+  [ "$tool" = barrier_perf ] && tool_ranges="-b 0 -e 0"  # no data: one row
+  ratio_from=
+  case " $ratio_from_tools " in *" $tool "*) ratio_from="--min-ratio-from ${MIN_RATIO_FROM:-1M:1.5}" ;; esac
   for np in $nps; do
-    i=1
-    while [ "$i" -le "$repeats" ]; do
-      json="$out/$tool-np$np-run$i.json"
-      # -f 4 from 8 B stops at 32 MiB: time 64 MiB, the top of the
-      # targets' range, in a second run (median.py merges by size).
-      for range in "-b 8 -e 64M -f 4" "-b 64M -e 64M"; do
-        case $range in *"-b 64M"*) json="$out/$tool-np$np-run$i-64M.json" ;; esac
-        # shellcheck disable=SC2086  # flag lists split on purpose
-        if ! "$mpirun" $flags -np "$np" $wrap "$build/perf/$tool" $range --mpi ${PERF_FLAGS:-} -J "$json" \
-            </dev/null >"${json%.json}.txt" 2>&1; then
-          echo "compare.sh: $tool -np $np run $i failed; see ${json%.json}.txt" >&2
-          status=1
-        fi
+    for timing in $timings; do
+      sync=
+      [ "$timing" = sync ] && sync=--sync
+      i=1
+      while [ "$i" -le "$repeats" ]; do
+        part=1
+        # Each range is its own mpirun; median.py merges them by size.
+        old_ifs=$IFS
+        IFS=';'
+        for range in $tool_ranges; do
+          IFS=$old_ifs
+          json="$out/$tool-np$np-$timing-run$i-part$part.json"
+          # shellcheck disable=SC2086  # flag lists split on purpose
+          if ! "$mpirun" $flags -np "$np" $wrap "$build/perf/$tool" $range --mpi $sync ${PERF_FLAGS:-} -J "$json" \
+              </dev/null >"${json%.json}.txt" 2>&1; then
+            echo "compare.sh: $tool -np $np $timing run $i ($range) failed; see ${json%.json}.txt" >&2
+            status=1
+          fi
+          part=$((part + 1))
+        done
+        IFS=$old_ifs
+        i=$((i + 1))
       done
-      i=$((i + 1))
+      # shellcheck disable=SC2086
+      python3 "$here/median.py" "$out/$tool-np$np-$timing-run"*.json --min-ratio "${MIN_RATIO:-0.95}" $ratio_from ||
+        status=1
+      echo
     done
-    python3 "$here/median.py" "$out/$tool-np$np-run"*.json --min-ratio "${MIN_RATIO:-1.0}" \
-      --min-ratio-from "${MIN_RATIO_FROM:-1M:1.5}" || status=1
-    echo
   done
 done
 exit $status

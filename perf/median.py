@@ -6,7 +6,8 @@
 Each JSON file is one run of a perf tool with --mpi and -J (same tool, same
 sizes).  Per size it prints the median Chorus time, the median MPI time, the
 median of the per-run ratios MPI/Chorus, the smallest ratio seen and the
-number of wrong elements summed over runs.  With --min-ratio (and
+number of wrong elements summed over runs, with each figure's range over the
+runs (lowest-highest), so a loss can be told from noise.  With --min-ratio (and
 --min-ratio-from for sizes at or above BYTES) it exits 1 when a median ratio
 misses the target, so a sweep can be checked by a script.
 """
@@ -68,30 +69,32 @@ def main():
                 row["ratio"].append(r["mpi"]["ratio"])
             row["wrong"] += r["wrong"] or 0
     nruns = max(len(row["ch"]) for row in rows.values())
-    print("%s, %d ranks, %s, %d runs (median per size)\n" %
-          (first["tool"], first["nranks"], first["results"][0]["type"], nruns))
-    print("| size | Chorus us | MPI us | MPI/Chorus | min ratio | #wrong |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: |")
+    timing = first.get("timing", "back-to-back")
+    print("%s, %d ranks, %s, %s timing, %d runs (median per size; the range is the lowest and highest run)\n" %
+          (first["tool"], first["nranks"], first["results"][0]["type"], timing, nruns))
+    print("| size | Chorus us | range | MPI us | range | MPI/Chorus | ratio range | #wrong |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     missed = []
     for size in sorted(rows):
         row = rows[size]
         ch = statistics.median(row["ch"])
+        ch_range = "%s-%s" % (us(min(row["ch"])), us(max(row["ch"])))
         if row["ratio"]:
             mpi = statistics.median(row["mpi"])
             ratio = statistics.median(row["ratio"])
-            print("| %s | %s | %s | %.2f | %.2f | %d |" % (human(size), us(ch), us(mpi), ratio, min(row["ratio"]),
-                                                             row["wrong"]))
-            # The targets cover message sizes from 8 B up.  A 0 B row is an
-            # empty call (a per-rank count that rounds down to 0, e.g.
-            # allgather -b 8 at 4 ranks): shown, not checked.
-            want = floor if size > 0 else None
+            print("| %s | %s | %s | %s | %s-%s | %.2f | %.2f-%.2f | %d |" %
+                  (human(size), us(ch), ch_range, us(mpi), us(min(row["mpi"])), us(max(row["mpi"])), ratio,
+                   min(row["ratio"]), max(row["ratio"]), row["wrong"]))
+            # Every row is held to the floor, the empty call (0 B, and the
+            # barrier) included: it should cost no more than its checks.
+            want = floor
             for start, r in from_rules:
                 if size >= start and size > 0:
                     want = max(want or 0, r)
             if want is not None and ratio < want:
                 missed.append("%s: median ratio %.2f < %.2f" % (human(size), ratio, want))
         else:
-            print("| %s | %s | - | - | - | %d |" % (human(size), us(ch), row["wrong"]))
+            print("| %s | %s | %s | - | - | - | - | %d |" % (human(size), us(ch), ch_range, row["wrong"]))
         if row["wrong"]:
             missed.append("%s: %d wrong elements" % (human(size), row["wrong"]))
     if missed:

@@ -61,6 +61,7 @@ const option kLongOptions[] = {
     {"memory", required_argument, nullptr, 'm'},
     {"json", required_argument, nullptr, 'J'},
     {"mpi", no_argument, nullptr, 'M'},
+    {"sync", no_argument, nullptr, 'S'},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0},
 };
@@ -130,6 +131,9 @@ bool parseOptions(int argc, char **argv, int nranks, Options *opt, std::string *
         break;
       case 'M':
         opt->mpi = true;
+        break;
+      case 'S':
+        opt->sync = true;
         break;
       case 'h':
         opt->help = true;
@@ -201,6 +205,7 @@ std::string usage(const char *tool) {
        "  -r, --root RANK           root of reduce and broadcast (default 0)\n"
        "  -m, --memory host|device  where the buffers live (default host)\n"
        "      --mpi                 also time MPI's collective on the same buffers\n"
+       "      --sync                a barrier before each timed call, which alone is timed (OSU style)\n"
        "  -J, --json FILE           write the results as JSON to FILE\n"
        "  -h, --help                this message\n"
        "Sizes are per-rank buffer bytes for allreduce, reduce and broadcast, and the\n"

@@ -23,6 +23,9 @@ struct Options {
   int root = 0;
   MemKind mem = MemKind::Host;
   bool mpi = false;
+  // --sync: a barrier before every timed call, and only the call timed (the
+  // OSU benchmarks' way); otherwise calls run back to back (nccl-tests').
+  bool sync = false;
   std::string jsonPath;  // empty: no JSON
   bool help = false;
 };

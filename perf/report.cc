@@ -98,8 +98,9 @@ void printHeader(FILE *out, const RunInfo &run) {
   const Options &o = run.opt;
   std::fprintf(out, "# Chorus %s perf: %s\n", run.collective.c_str(), commandLine(run.argv).c_str());
   std::fprintf(out, "# library: %s\n# MPI:     %s\n", run.chorusVersion.c_str(), run.mpiVersion.c_str());
-  std::fprintf(out, "# nranks %d  memory %s  iters %d  warmup %d  check %d  datatype %s  op %s  root %s\n",
-               run.nranks, memName(o.mem), o.iters, o.warmup, int(o.check), typeInfo(o.type).name,
+  std::fprintf(out, "# nranks %d  memory %s  timing %s  iters %d  warmup %d  check %d  datatype %s  op %s  root %s\n",
+               run.nranks, memName(o.mem), o.sync ? "sync" : "back-to-back", o.iters, o.warmup, int(o.check),
+               typeInfo(o.type).name,
                run.usesOp ? opName(o.op) : "none", run.usesRoot ? std::to_string(o.root).c_str() : "none");
   for (int r = 0; r < run.nranks; ++r) {
     std::fprintf(out, "#   rank %3d  pid %7ld  on %s  buffers in %s\n", r, run.rankPids[r], run.rankHosts[r].c_str(),
@@ -187,6 +188,7 @@ bool writeJson(FILE *out, const RunInfo &run, const std::vector<SizeResult> &res
   s += "  \"warmup_iters\": " + std::to_string(o.warmup) + ",\n";
   s += "  \"check\": " + std::string(o.check ? "true" : "false") + ",\n";
   s += "  \"mpi\": " + std::string(o.mpi ? "true" : "false") + ",\n";
+  s += "  \"timing\": " + jsonString(o.sync ? "sync" : "back-to-back") + ",\n";
   s += "  \"mpi_note\": " + (run.mpiNote.empty() ? std::string("null") : jsonString(run.mpiNote)) + ",\n";
   s += "  \"results\": [\n";
   for (size_t i = 0; i < results.size(); ++i) {
