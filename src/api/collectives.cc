@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "api/empty_call.h"
 #include "api/signature_check.h"
 #include "api/validate.h"
 #include "chorus.h"
@@ -19,6 +20,8 @@
 #endif
 
 using namespace chorus;
+
+thread_local EmptyCallMemo chorus::t_emptyCall __attribute__((tls_model("initial-exec")));
 
 #define CHORUS_STRINGIFY_(x) #x
 #define CHORUS_STRINGIFY(x) CHORUS_STRINGIFY_(x)
@@ -178,8 +181,11 @@ CollRequest request(Coll coll, const TypeMapping &type, RedOp op, MPI_Count coun
 
 }  // namespace
 
-static int allreduceImpl(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
-                         MPI_Comm comm, MPIX_Gpu_stream stream, bool enqueue, const char *name) {
+// Everything but the repeated empty call: apart, so that the fast path
+// of allreduceImpl does not pay this frame's set-up.
+static int __attribute__((noinline))
+allreduceChecked(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                 MPIX_Gpu_stream stream, bool enqueue, const char *name, const EmptyCall &empty) {
   ApiCall call(name, comm);
   TypeMapping type;
   RedOp redop;
@@ -187,14 +193,22 @@ static int allreduceImpl(const void *sendbuf, void *recvbuf, MPI_Count count, MP
       !call.checkBytes(count, type.size, 1) || !call.checkBuffer("sendbuf", sendbuf, count) ||
       !call.checkBuffer("recvbuf", recvbuf, count) || !call.checkNotInPlace("recvbuf", recvbuf))
     return call.code();
-  if (count == 0) return MPI_SUCCESS;
+  if (count == 0) return emptyCallPassed(empty, call.context());
   if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
   return execute(call, request(Coll::Allreduce, type, redop, count, sendbuf, recvbuf, 0), count * type.size, stream,
                  enqueue);
 }
 
-static int reduceImpl(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
-                      MPI_Comm comm, MPIX_Gpu_stream stream, bool enqueue, const char *name) {
+static int allreduceImpl(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                         MPI_Comm comm, MPIX_Gpu_stream stream, bool enqueue, const char *name) {
+  const EmptyCall empty{comm, datatype, datatype, op, 0, emptyTag(Coll::Allreduce, 0, sendbuf, recvbuf)};
+  if (count == 0 && emptyCallRepeats(empty)) return MPI_SUCCESS;
+  return allreduceChecked(sendbuf, recvbuf, count, datatype, op, comm, stream, enqueue, name, empty);
+}
+
+static int __attribute__((noinline))
+reduceChecked(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
+              MPI_Comm comm, MPIX_Gpu_stream stream, bool enqueue, const char *name, const EmptyCall &empty) {
   ApiCall call(name, comm);
   TypeMapping type;
   RedOp redop;
@@ -206,23 +220,38 @@ static int reduceImpl(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_D
   if (isRoot && (!call.checkBuffer("recvbuf", recvbuf, count) || !call.checkNotInPlace("recvbuf", recvbuf)))
     return call.code();
   if (!isRoot && !call.checkNotInPlace("sendbuf (MPI_IN_PLACE is for the root only)", sendbuf)) return call.code();
-  if (count == 0) return MPI_SUCCESS;
+  if (count == 0) return emptyCallPassed(empty, call.context());
   if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
   return execute(call, request(Coll::Reduce, type, redop, count, sendbuf, isRoot ? recvbuf : nullptr, root),
                  count * type.size, stream, enqueue);
 }
 
-static int bcastImpl(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                     MPIX_Gpu_stream stream, bool enqueue, const char *name) {
+static int reduceImpl(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
+                      MPI_Comm comm, MPIX_Gpu_stream stream, bool enqueue, const char *name) {
+  const EmptyCall empty{comm, datatype, datatype, op, 0, emptyTag(Coll::Reduce, root, sendbuf, recvbuf)};
+  if (count == 0 && emptyCallRepeats(empty)) return MPI_SUCCESS;
+  return reduceChecked(sendbuf, recvbuf, count, datatype, op, root, comm, stream, enqueue, name, empty);
+}
+
+static int __attribute__((noinline))
+bcastChecked(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPIX_Gpu_stream stream,
+             bool enqueue, const char *name, const EmptyCall &empty) {
   ApiCall call(name, comm);
   TypeMapping type;
   if (!call.checkComm() || !call.checkCount("count", count) || !call.checkRoot(root) ||
       !call.checkType("datatype", datatype, &type) || !call.checkBytes(count, type.size, 1) ||
       !call.checkBuffer("buffer", buffer, count) || !call.checkNotInPlace("buffer", buffer))
     return call.code();
-  if (count == 0) return MPI_SUCCESS;
+  if (count == 0) return emptyCallPassed(empty, call.context());
   return execute(call, request(Coll::Bcast, type, RedOp::Sum, count, buffer, buffer, root), count * type.size, stream,
                  enqueue);
+}
+
+static int bcastImpl(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                     MPIX_Gpu_stream stream, bool enqueue, const char *name) {
+  const EmptyCall empty{comm, datatype, datatype, MPI_OP_NULL, 0, emptyTag(Coll::Bcast, root, buffer, nullptr)};
+  if (count == 0 && emptyCallRepeats(empty)) return MPI_SUCCESS;
+  return bcastChecked(buffer, count, datatype, root, comm, stream, enqueue, name, empty);
 }
 
 // The arguments of allgather and alltoall: one block of recvcount x recvtype
@@ -241,22 +270,35 @@ static bool checkBlockExchange(ApiCall &call, const void *sendbuf, MPI_Count sen
           call.checkBuffer("sendbuf", sendbuf, sendcount));
 }
 
-static int allgatherImpl(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                         MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPIX_Gpu_stream stream,
-                         bool enqueue, const char *name) {
+static int __attribute__((noinline))
+allgatherChecked(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                 MPI_Datatype recvtype, MPI_Comm comm, MPIX_Gpu_stream stream, bool enqueue, const char *name,
+                 const EmptyCall &empty) {
   ApiCall call(name, comm);
   TypeMapping rtype;
   if (!checkBlockExchange(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &rtype))
     return call.code();
-  if (recvcount == 0) return MPI_SUCCESS;
+  if (recvcount == 0) return emptyCallPassed(empty, call.context());
   if (sendbuf == MPI_IN_PLACE)
     sendbuf = static_cast<char *>(recvbuf) + size_t(call.rank()) * size_t(recvcount) * rtype.size;
   return execute(call, request(Coll::Allgather, rtype, RedOp::Sum, recvcount, sendbuf, recvbuf, 0),
                  recvcount * rtype.size, stream, enqueue);
 }
 
-static int reduceScatterBlockImpl(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype,
-                                  MPI_Op op, MPI_Comm comm, MPIX_Gpu_stream stream, bool enqueue, const char *name) {
+static int allgatherImpl(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPIX_Gpu_stream stream,
+                         bool enqueue, const char *name) {
+  const EmptyCall empty{comm,        sendtype,  recvtype,
+                        MPI_OP_NULL, sendcount, emptyTag(Coll::Allgather, 0, sendbuf, recvbuf)};
+  if (recvcount == 0 && emptyCallRepeats(empty)) return MPI_SUCCESS;
+  return allgatherChecked(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, stream, enqueue, name,
+                          empty);
+}
+
+static int __attribute__((noinline))
+reduceScatterBlockChecked(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
+                          MPI_Comm comm, MPIX_Gpu_stream stream, bool enqueue, const char *name,
+                          const EmptyCall &empty) {
   ApiCall call(name, comm);
   TypeMapping type;
   RedOp redop;
@@ -265,23 +307,41 @@ static int reduceScatterBlockImpl(const void *sendbuf, void *recvbuf, MPI_Count 
       !call.checkBuffer("sendbuf", sendbuf, recvcount) || !call.checkBuffer("recvbuf", recvbuf, recvcount) ||
       !call.checkNotInPlace("recvbuf", recvbuf))
     return call.code();
-  if (recvcount == 0) return MPI_SUCCESS;
+  if (recvcount == 0) return emptyCallPassed(empty, call.context());
   if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
   return execute(call, request(Coll::ReduceScatter, type, redop, recvcount, sendbuf, recvbuf, 0), recvcount * type.size,
                  stream, enqueue);
 }
 
-static int alltoallImpl(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                        MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPIX_Gpu_stream stream, bool enqueue,
-                        const char *name) {
+static int reduceScatterBlockImpl(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype,
+                                  MPI_Op op, MPI_Comm comm, MPIX_Gpu_stream stream, bool enqueue, const char *name) {
+  const EmptyCall empty{comm, datatype, datatype, op, 0, emptyTag(Coll::ReduceScatter, 0, sendbuf, recvbuf)};
+  if (recvcount == 0 && emptyCallRepeats(empty)) return MPI_SUCCESS;
+  return reduceScatterBlockChecked(sendbuf, recvbuf, recvcount, datatype, op, comm, stream, enqueue, name, empty);
+}
+
+static int __attribute__((noinline))
+alltoallChecked(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                MPI_Datatype recvtype, MPI_Comm comm, MPIX_Gpu_stream stream, bool enqueue, const char *name,
+                const EmptyCall &empty) {
   ApiCall call(name, comm);
   TypeMapping rtype;
   if (!checkBlockExchange(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &rtype))
     return call.code();
-  if (recvcount == 0) return MPI_SUCCESS;
+  if (recvcount == 0) return emptyCallPassed(empty, call.context());
   if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
   return execute(call, request(Coll::Alltoall, rtype, RedOp::Sum, recvcount, sendbuf, recvbuf, 0),
                  recvcount * rtype.size, stream, enqueue);
+}
+
+static int alltoallImpl(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPIX_Gpu_stream stream, bool enqueue,
+                        const char *name) {
+  const EmptyCall empty{comm,        sendtype,  recvtype,
+                        MPI_OP_NULL, sendcount, emptyTag(Coll::Alltoall, 0, sendbuf, recvbuf)};
+  if (recvcount == 0 && emptyCallRepeats(empty)) return MPI_SUCCESS;
+  return alltoallChecked(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, stream, enqueue, name,
+                         empty);
 }
 
 extern "C" {

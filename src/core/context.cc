@@ -40,7 +40,6 @@ std::set<Context *> g_live;  // so that MPI_Finalize can release what users did 
 // remembered lookup of a freed communicator (whose handle MPI may reuse)
 // misses; and MPI_Finalize destroys every context, so a hit also proves
 // MPI is initialized and not finalized.
-std::atomic<uint64_t> g_contextEpoch{1};
 // Above every communicator number this process has taken part in agreeing
 // (agreeCommId).
 std::atomic<int> g_nextCommId{0};
@@ -384,6 +383,9 @@ Status create(MPI_Comm comm, Context **out) {
 }
 
 }  // namespace
+
+// Every call looks its communicator's context up (see LookupCache above).
+std::atomic<uint64_t> g_contextEpoch{1};
 
 bool fullFifoLink(const Context &ctx, int receiver, int sender) {
   return ctx.everyFifoFull || carriesBulk(ctx.links, receiver, sender);

@@ -4,6 +4,8 @@
 // MPI_Finalize through an attribute on MPI_COMM_SELF).
 #pragma once
 
+#include <atomic>
+
 #include <mpi.h>
 
 #include <memory>
@@ -86,6 +88,10 @@ Context *contextFind(MPI_Comm comm);
 // alive, else nullptr.  Makes no MPI call, so it is safe in any MPI state:
 // a hit proves MPI is initialized and not finalized.
 Context *contextCached(MPI_Comm comm);
+// Moves on whenever a context is destroyed: a thread's remembered lookup
+// (or api/empty_call.h's memo) taken at another epoch is stale.
+extern std::atomic<uint64_t> g_contextEpoch;
+inline uint64_t contextEpoch() { return g_contextEpoch.load(std::memory_order_acquire); }
 // Collective: create the context now; no-op when it exists.
 Status contextInit(MPI_Comm comm);
 // Release the context of `comm`, if any (local, not collective).

@@ -172,6 +172,37 @@ BOOST_AUTO_TEST_CASE(null_buffer) {
   expectWorks(w, "world");
 }
 
+// An empty call that repeats one that passed returns at once (the fast path
+// of api/empty_call.h); one argument changed must be checked again in full.
+BOOST_AUTO_TEST_CASE(repeated_empty_calls_still_checked) {
+  int send[kRecvInts] = {0};
+  const MPI_Comm w = MPI_COMM_WORLD;
+  expectWorks(w, "world");  // the communicator has its context: the fast path applies
+  for (int i = 0; i < 2; ++i) {
+    BOOST_CHECK_EQUAL(MPIX_Allreduce_gpu(send, send + 8, 0, MPI_INT, MPI_SUM, w), MPI_SUCCESS);
+    expectError("empty allreduce recvbuf MPI_IN_PLACE", {"recvbuf", "MPI_IN_PLACE"},
+                [&](int *) { return MPIX_Allreduce_gpu(send, MPI_IN_PLACE, 0, MPI_INT, MPI_SUM, w); });
+    expectError("empty allreduce op MPI_OP_NULL", {"op"},
+                [&](int *r) { return MPIX_Allreduce_gpu(send, r, 0, MPI_INT, MPI_OP_NULL, w); });
+    BOOST_CHECK_EQUAL(MPIX_Reduce_gpu(send, send + 8, 0, MPI_INT, MPI_SUM, 0, w), MPI_SUCCESS);
+    expectError("empty reduce root -1", {"root", "-1"},
+                [&](int *r) { return MPIX_Reduce_gpu(send, r, 0, MPI_INT, MPI_SUM, -1, w); });
+    BOOST_CHECK_EQUAL(MPIX_Bcast_gpu(send, 0, MPI_INT, 0, w), MPI_SUCCESS);
+    expectError("empty bcast datatype MPI_DATATYPE_NULL", {"datatype"},
+                [&](int *r) { return MPIX_Bcast_gpu(r, 0, MPI_DATATYPE_NULL, 0, w); });
+    BOOST_CHECK_EQUAL(MPIX_Alltoall_gpu(send, 0, MPI_INT, send + 8, 0, MPI_INT, w), MPI_SUCCESS);
+    expectError("empty alltoall sendcount 1", {"sendcount", "recvcount"},
+                [&](int *r) { return MPIX_Alltoall_gpu(send, 1, MPI_INT, r, 0, MPI_INT, w); });
+    BOOST_CHECK_EQUAL(MPIX_Allgather_gpu(send, 0, MPI_INT, send + 8, 0, MPI_INT, w), MPI_SUCCESS);
+    expectError("empty allgather sendtype MPI_FLOAT", {"sendtype", "recvtype"},
+                [&](int *r) { return MPIX_Allgather_gpu(send, 0, MPI_FLOAT, r, 0, MPI_INT, w); });
+    BOOST_CHECK_EQUAL(MPIX_Reduce_scatter_block_gpu(send, send + 8, 0, MPI_INT, MPI_SUM, w), MPI_SUCCESS);
+    expectError("empty reduce_scatter_block recvbuf MPI_IN_PLACE", {"recvbuf", "MPI_IN_PLACE"},
+                [&](int *) { return MPIX_Reduce_scatter_block_gpu(send, MPI_IN_PLACE, 0, MPI_INT, MPI_SUM, w); });
+  }
+  expectWorks(w, "world");
+}
+
 BOOST_AUTO_TEST_CASE(invalid_root) {
   int send[kRecvInts] = {0};
   const MPI_Comm w = MPI_COMM_WORLD;
