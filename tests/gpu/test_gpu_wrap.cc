@@ -11,7 +11,8 @@
 //  - order: a captured allreduce replayed on one stream while eager
 //    allreduces go to another, with no host synchronisation between them:
 //    the communicator's kernels share its FIFOs, so each must wait for the
-//    one launched before it, graph or not.
+//    one launched before it, graph or not.  And two host threads taking
+//    turns to enqueue on cudaStreamPerThread: one handle, two streams.
 //
 // Exit status: 0 pass, 1 fail, 77 "skipped: no GPU".
 #include <cuda_runtime.h>
@@ -21,7 +22,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <condition_variable>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "chorus.h"
@@ -177,10 +181,70 @@ void testGraphAndEagerOrder() {
   cudaFree(dEager);
 }
 
+// Two host threads take turns (never at once: MPI_THREAD_SERIALIZED) to
+// enqueue an allreduce on cudaStreamPerThread, synchronising nothing until
+// every turn is done.  The handle is the same in both threads, the streams
+// are not.
+void testPerThreadStreams() {
+  const size_t count = 4099;
+  constexpr int kTurns = 6;
+  std::vector<int32_t> in(count);
+  for (size_t i = 0; i < count; ++i) in[i] = int32_t(mix(uint64_t(g_rank) * 104729 + i) % 1000);
+  int32_t *dIn, *dOut;
+  CUDA_OK(cudaMalloc(&dIn, count * 4));
+  CUDA_OK(cudaMalloc(&dOut, kTurns * count * 4));
+  CUDA_OK(cudaMemcpy(dIn, in.data(), count * 4, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaDeviceSynchronize());
+  int device = 0;
+  CUDA_OK(cudaGetDevice(&device));
+  std::mutex mu;
+  std::condition_variable cv;
+  int turn = 0;
+  bool allDone = false;
+  std::string why;
+  auto worker = [&](int self) {
+    CUDA_OK(cudaSetDevice(device));
+    for (int t = self; t < kTurns; t += 2) {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return turn == t; });
+      const int rc = MPIX_Allreduce_gpu_enqueue(dIn, dOut + size_t(t) * count, MPI_Count(count), MPI_INT32_T, MPI_SUM,
+                                                MPI_COMM_WORLD, cudaStreamPerThread);
+      if (rc != MPI_SUCCESS && why.empty()) why = "turn " + std::to_string(t) + ": " + errorText(rc);
+      ++turn;
+      cv.notify_all();
+    }
+    // Alive until every turn is enqueued: the thread's stream is its own.
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return allDone; });
+    lock.unlock();
+    CUDA_OK(cudaStreamSynchronize(cudaStreamPerThread));
+  };
+  std::thread a(worker, 0), b(worker, 1);
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return turn == kTurns; });
+    allDone = true;
+    cv.notify_all();
+  }
+  a.join();
+  b.join();
+  std::vector<int32_t> want(count), got(kTurns * count);
+  MPI_Allreduce(in.data(), want.data(), int(count), MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
+  CUDA_OK(cudaMemcpy(got.data(), dOut, got.size() * 4, cudaMemcpyDeviceToHost));
+  for (int t = 0; t < kTurns && why.empty(); ++t) {
+    std::vector<int32_t> one(got.begin() + long(t * count), got.begin() + long((t + 1) * count));
+    why = firstDifference(one, want, 0, count, ("turn " + std::to_string(t)).c_str());
+  }
+  check("order: two host threads in turn on cudaStreamPerThread, unsynchronised", why);
+  cudaFree(dIn);
+  cudaFree(dOut);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
   int ndev = 0;
@@ -203,6 +267,8 @@ int main(int argc, char **argv) {
   // The first call sets the communicator's GPU resources up: not capturable.
   testWrap();
   testGraphAndEagerOrder();
+  if (provided >= MPI_THREAD_SERIALIZED) testPerThreadStreams();
+  else check("order: two host threads on cudaStreamPerThread", "MPI gives no MPI_THREAD_SERIALIZED: not run");
   if (g_rank == 0) {
     printf("%s: %ld of %ld cases failed (%d ranks, CHORUS_PROTO=%s, CHORUS_LL_FLAG_BITS=%s)\n",
            g_failed ? "FAIL" : "PASS", g_failed, g_checked, g_size, proto ? proto : "auto", bits ? bits : "32");

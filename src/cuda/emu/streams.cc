@@ -1,5 +1,7 @@
 // Streams, events, graphs, kernel launches and copies.
 //
+// cudaStreamPerThread is one handle that names a different stream in each
+// host thread (and device), created on first use, as in CUDA.
 // A stream is an in-order queue served by a host thread of its own, so work
 // queued on it runs while the caller goes on, as on a GPU.  Each device has
 // a legacy (null) stream per process.  Not emulated: the legacy stream's
@@ -107,16 +109,21 @@ StreamRegistry &registry() {
   return *r;
 }
 
+// The stream a handle stands for: itself, the device's legacy stream for
+// nullptr, or for cudaStreamPerThread the calling host thread's own stream
+// on the device (one handle, a different stream in every thread, as CUDA).
 CUstream_st *resolve(cudaStream_t s) {
-  if (s) return s;
+  if (s && s != cudaStreamPerThread) return s;
   StreamRegistry &r = registry();
   const int dev = currentDevice();
+  thread_local CUstream_st *perThread[kMaxDevices] = {};
+  CUstream_st **slot = s ? &perThread[dev] : &r.legacy[dev];
   std::lock_guard<std::mutex> lock(r.mu);
-  if (!r.legacy[dev]) {
-    r.legacy[dev] = new CUstream_st;
-    r.all.push_back(r.legacy[dev]);
+  if (!*slot) {
+    *slot = new CUstream_st;
+    r.all.push_back(*slot);
   }
-  return r.legacy[dev];
+  return *slot;
 }
 
 // Sets the launch error of the calling thread, read by cudaGetLastError.
@@ -191,7 +198,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int) {
 }
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
-  if (!stream) return fail(cudaErrorInvalidResourceHandle);
+  if (!stream || stream == cudaStreamPerThread) return fail(cudaErrorInvalidResourceHandle);
   {
     std::lock_guard<std::mutex> lock(chorus_emu::registry().mu);
     auto &all = chorus_emu::registry().all;
@@ -232,6 +239,7 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus *
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode) {
   if (!stream) return fail(cudaErrorStreamCaptureUnsupported);  // as CUDA: not the legacy stream
+  stream = chorus_emu::resolve(stream);
   std::lock_guard<std::mutex> lock(stream->mu);
   if (stream->capture) return fail(cudaErrorStreamCaptureInvalidated);
   stream->capture = new CUgraph_st;
@@ -240,6 +248,7 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode) {
 
 cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph) {
   if (!stream || !graph) return fail(cudaErrorInvalidValue);
+  stream = chorus_emu::resolve(stream);
   std::lock_guard<std::mutex> lock(stream->mu);
   if (!stream->capture) return fail(cudaErrorStreamCaptureInvalidated);
   CUgraph_st *captured = stream->capture;
@@ -353,6 +362,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
       outside = event->recorded > 0 && !event->lastRecordCaptured;
     }
     if (outside) {
+      stream = chorus_emu::resolve(stream);
       std::lock_guard<std::mutex> lock(stream->mu);
       delete stream->capture;
       stream->capture = new CUgraph_st;

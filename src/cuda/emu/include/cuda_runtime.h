@@ -96,6 +96,9 @@ typedef CUstream_st *cudaStream_t;
 typedef CUevent_st *cudaEvent_t;
 typedef CUgraph_st *cudaGraph_t;
 typedef CUgraphExec_st *cudaGraphExec_t;
+// The calling host thread's own stream, whatever thread calls (streams.cc);
+// the value CUDA gives it.
+#define cudaStreamPerThread ((cudaStream_t)0x2)
 
 // An exported allocation: which process's arena, where in it (runtime.cc).
 struct cudaIpcMemHandle_t {
