@@ -20,6 +20,10 @@ enum class ParamKind { Choice, Integer, Size, List };
     "planner choose by size.")                                                                    \
   X(Proto, Choice, "CHORUS_PROTO", "auto", "auto,simple,ll",                                      \
     "Force the GPU protocol: simple (bandwidth) or ll (latency). Host buffers always use simple.") \
+  X(LLFlagBits, Integer, "CHORUS_LL_FLAG_BITS", "32", "4..32",                                    \
+    "Testing: bits of the message number the GPU LL protocol keeps in each line's flag. Fewer "  \
+    "make the flags wrap within a short test (tests/gpu/ll-wrap.sh); LL then re-flags its slots " \
+    "more often, which costs bandwidth. Every rank must set it alike.")                          \
   X(Debug, Choice, "CHORUS_DEBUG", "WARN", "NONE,WARN,INFO,TRACE",                                \
     "Log level. WARN always names file:line and rank; INFO says which algorithm ran and why.")    \
   X(DebugSubsys, List, "CHORUS_DEBUG_SUBSYS", "ALL", "ALL,INIT,COLL,TRANSPORT,TUNE,TOPO,NET,CUDA", \

@@ -28,13 +28,16 @@ struct CudaState {
   int *abortFlag = nullptr;          // device memory
   DevError *errHost = nullptr;       // host-mapped
   DevError *errDev = nullptr;
-  uint64_t timeoutCycles = 0;
+  uint64_t timeoutNs = 0;
+  uint32_t llFlagMask = 0;
+  // Setup copies and teardown run here, never on the legacy stream (see
+  // cudaIpcSetup).
+  cudaStream_t setupStream = nullptr;
   // The kernels of a communicator share its FIFO counters and scratch, so
   // they must run one after another even when users enqueue them on
-  // different streams: each launch waits for the previous one's event.
+  // different streams: each launch waits for the previous one's event
+  // (orderAfterPrevious).
   cudaEvent_t lastLaunch = nullptr;
-  cudaStream_t lastStream = nullptr;
-  bool launched = false;
 };
 
 namespace {
@@ -87,25 +90,38 @@ Status buildChannels(Context &ctx, CudaState &st) {
       chans[ch] = DevChannel{devSend, devSend + n, st.scratch + st.slotBytes * c};
     }
   }
-  CHORUS_CUDACHECK(cudaMemcpy(st.devEnds, ends.data(), ends.size() * sizeof(FifoEnd), cudaMemcpyHostToDevice));
-  CHORUS_CUDACHECK(
-      cudaMemcpy(st.devChannels, chans.data(), chans.size() * sizeof(DevChannel), cudaMemcpyHostToDevice));
+  CHORUS_CUDACHECK(cudaMemcpyAsync(st.devEnds, ends.data(), ends.size() * sizeof(FifoEnd), cudaMemcpyHostToDevice,
+                                   st.setupStream));
+  CHORUS_CUDACHECK(cudaMemcpyAsync(st.devChannels, chans.data(), chans.size() * sizeof(DevChannel),
+                                   cudaMemcpyHostToDevice, st.setupStream));
+  CHORUS_CUDACHECK(cudaStreamSynchronize(st.setupStream));  // before `ends` and `chans` go
   return Status::Ok;
 }
 
+// The LL flag re-flags each slot once per 2^(bits-1) messages, which the
+// slot count must divide (prims_device.cuh: llFlag); CHORUS_LL_FLAG_BITS
+// goes down to 4.
+static_assert(kCudaSlots > 0 && (kCudaSlots & (kCudaSlots - 1)) == 0 && kCudaSlots <= 8,
+              "kCudaSlots must be a power of two dividing 2^(4-1)");
+
+// Local and free of device-wide synchronisation: other communicators'
+// kernels may be running, waiting for ranks that are in this setup's MPI
+// calls (cudaIpcSetup says why).
 Status localSetup(Context &ctx, CudaState &st, PeerInfo &self) {
   CHORUS_CUDACHECK(cudaGetDevice(&st.device));
-  CHORUS_CHECK(cudaIpcSetup(fifoBytes(st) * size_t(kProtos) * st.nchannels * ctx.nranks, self, &st.ipc));
+  CHORUS_CUDACHECK(cudaStreamCreateWithFlags(&st.setupStream, cudaStreamNonBlocking));
+  CHORUS_CHECK(cudaIpcSetup(fifoBytes(st) * size_t(kProtos) * st.nchannels * ctx.nranks, st.setupStream, self,
+                            &st.ipc));
   CHORUS_CUDACHECK(cudaEventCreateWithFlags(&st.lastLaunch, cudaEventDisableTiming));
   CHORUS_CUDACHECK(cudaMalloc(&st.abortFlag, sizeof(int)));
-  CHORUS_CUDACHECK(cudaMemset(st.abortFlag, 0, sizeof(int)));
+  CHORUS_CUDACHECK(cudaMemsetAsync(st.abortFlag, 0, sizeof(int), st.setupStream));
   CHORUS_CUDACHECK(cudaHostAlloc(&st.errHost, sizeof(DevError), cudaHostAllocMapped));
   memset(st.errHost, 0, sizeof(DevError));
   CHORUS_CUDACHECK(cudaHostGetDevicePointer(reinterpret_cast<void **>(&st.errDev), st.errHost, 0));
-  int clockKHz = 0;
-  CHORUS_CUDACHECK(cudaDeviceGetAttribute(&clockKHz, cudaDevAttrClockRate, st.device));
-  st.timeoutCycles = uint64_t(paramInt(ParamId::Timeout)) * uint64_t(clockKHz) * 1000ull;
-  CHORUS_CUDACHECK(cudaDeviceSynchronize());
+  st.timeoutNs = uint64_t(paramInt(ParamId::Timeout)) * 1000000000ull;
+  const int64_t bits = paramInt(ParamId::LLFlagBits);
+  st.llFlagMask = bits >= 32 ? 0xffffffffu : (1u << bits) - 1u;
+  CHORUS_CUDACHECK(cudaStreamSynchronize(st.setupStream));
   return Status::Ok;
 }
 
@@ -143,6 +159,41 @@ Proto pickProto(size_t bytes) {
   return bytes <= kLLMaxBytes ? Proto::LL : Proto::Simple;
 }
 
+// The device's failure record, if a kernel failed.  `aborted` is read with
+// acquire ordering and the fields after it: the device stores them before
+// a fence.acq_rel.sys and `aborted` (recordFailure in prims_device.cuh), a
+// release pattern this load synchronizes with.
+bool deviceFailed(const CudaState &st, DevError *out) {
+  if (!__atomic_load_n(&st.errHost->aborted, __ATOMIC_ACQUIRE)) return false;
+  const volatile DevError *e = st.errHost;
+  out->aborted = 1;
+  out->status = e->status;
+  out->channel = e->channel;
+  out->peer = e->peer;
+  out->forData = e->forData;
+  out->pad = 0;
+  out->target = e->target;
+  return true;
+}
+
+// Order this launch after the communicator's previous one, whatever stream
+// either went to.  Always, not only when the stream differs from the last
+// one: a handle may stand for another stream by now (cudaStreamPerThread
+// from another host thread, a stream destroyed and its handle reused), and
+// a wait on the stream's own last event costs nothing.  Under capture the
+// wait and the record become external event nodes, bound at each replay:
+// the replay waits for the launch before it (eager or another graph's) and
+// the launches after it wait for the replay.
+Status orderAfterPrevious(const CudaState &st, cudaStream_t stream, bool capturing) {
+  CHORUS_CUDACHECK(cudaStreamWaitEvent(stream, st.lastLaunch, capturing ? cudaEventWaitExternal : cudaEventWaitDefault));
+  return Status::Ok;
+}
+Status markLaunch(const CudaState &st, cudaStream_t stream, bool capturing) {
+  CHORUS_CUDACHECK(cudaEventRecordWithFlags(st.lastLaunch, stream,
+                                            capturing ? cudaEventRecordExternal : cudaEventRecordDefault));
+  return Status::Ok;
+}
+
 void describeFailure(const Context &ctx, const CollRequest &req, const DevError &e, char *text, size_t len) {
   snprintf(text, len,
            "%s on device buffers: rank %d (channel %d) timed out after %lld s (CHORUS_TIMEOUT) waiting for rank %d %s "
@@ -168,6 +219,11 @@ Status copyDataBlocksAsync(const void *from, void *to, size_t count, size_t exte
 
 void cudaStateFree(CudaState *st) {
   if (!st) return;
+  // The last launch may still run (enqueued calls; a graph replayed later
+  // records the event too): it uses everything freed below.  Kernels end
+  // by themselves at the latest after CHORUS_TIMEOUT.
+  if (st->lastLaunch) CHORUS_CUDACHECK_IGNORE(cudaEventSynchronize(st->lastLaunch));
+  if (st->setupStream) CHORUS_CUDACHECK_IGNORE(cudaStreamSynchronize(st->setupStream));
   cudaIpcFree(st->ipc);
   if (st->devEnds) cudaFree(st->devEnds);
   if (st->devChannels) cudaFree(st->devChannels);
@@ -175,6 +231,7 @@ void cudaStateFree(CudaState *st) {
   if (st->abortFlag) cudaFree(st->abortFlag);
   if (st->errHost) cudaFreeHost(st->errHost);
   if (st->lastLaunch) cudaEventDestroy(st->lastLaunch);
+  if (st->setupStream) cudaStreamDestroy(st->setupStream);
   cudaGetLastError();
   delete st;
 }
@@ -200,8 +257,9 @@ Status cudaExecute(Context &ctx, const CollRequest &req, CUstream_st *streamArg,
     }
   }
   CudaState &st = *ctx.cuda;
-  if (*reinterpret_cast<volatile int32_t *>(&st.errHost->aborted)) {
-    describeFailure(ctx, req, *st.errHost, errText, errLen);
+  DevError failure;
+  if (deviceFailed(st, &failure)) {
+    describeFailure(ctx, req, failure, errText, errLen);
     return Status::Aborted;
   }
   if (req.coll == Coll::Barrier) return Status::InternalError;  // the API runs barriers on the host
@@ -250,7 +308,8 @@ Status cudaExecute(Context &ctx, const CollRequest &req, CUstream_st *streamArg,
   a.channels = st.devChannels + (lr.proto == Proto::LL ? st.nchannels : 0);
   a.error = st.errDev;
   a.abortFlag = st.abortFlag;
-  a.timeoutCycles = st.timeoutCycles;
+  a.timeoutNs = st.timeoutNs;
+  a.llFlagMask = st.llFlagMask;
   a.root = req.root;
   a.rank = ctx.rank;
   a.nranks = ctx.nranks;
@@ -265,25 +324,17 @@ Status cudaExecute(Context &ctx, const CollRequest &req, CUstream_st *streamArg,
              cur, st.device);
     return Status::InvalidArgument;
   }
-  // Order after the communicator's previous kernel when it went to another
-  // stream.  Inside a graph capture the wait would reach outside the graph
-  // (an error); the graph's launches are ordered by the stream it replays on.
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   CHORUS_CUDACHECK(cudaStreamIsCapturing(stream, &capture));
   const bool capturing = capture != cudaStreamCaptureStatusNone;
-  if (!capturing && st.launched && st.lastStream != stream)
-    CHORUS_CUDACHECK(cudaStreamWaitEvent(stream, st.lastLaunch, 0));
-  Status s = launchCollective(lr, stream);
+  Status s = orderAfterPrevious(st, stream, capturing);
+  if (s == Status::Ok) s = launchCollective(lr, stream);
   if (stagedBytes) {
     if (s == Status::Ok) s = copyDataBlocksAsync(staging, req.recvbuf, stagedBytes / req.elemSize, req.elemSize,
                                                  *req.gaps, stream);
     cudaFreeAsync(staging, stream);
   }
-  if (s == Status::Ok && !capturing) {
-    CHORUS_CUDACHECK(cudaEventRecord(st.lastLaunch, stream));
-    st.lastStream = stream;
-    st.launched = true;
-  }
+  if (s == Status::Ok) s = markLaunch(st, stream, capturing);
   if (s == Status::Unsupported) {
     snprintf(errText, errLen,
              "no kernel for %s on %s with %s in this build (configured with --enable-cuda-dev-build?)",
@@ -303,8 +354,8 @@ Status cudaExecute(Context &ctx, const CollRequest &req, CUstream_st *streamArg,
     CHORUS_WARN("%s", errText);
     return Status::CudaError;
   }
-  if (st.errHost->aborted) {
-    describeFailure(ctx, req, *st.errHost, errText, errLen);
+  if (deviceFailed(st, &failure)) {
+    describeFailure(ctx, req, failure, errText, errLen);
     CHORUS_WARN("%s", errText);
     return Status::Timeout;
   }

@@ -58,7 +58,8 @@ struct alignas(16) DevCollArgs {
   DevChannel *channels;  // [nchannels] in device memory
   DevError *error;       // device alias of the host-mapped record
   int *abortFlag;        // device memory: set once by the first failing block
-  uint64_t timeoutCycles;  // 0: wait forever
+  uint64_t timeoutNs;     // of the global timer; 0: wait forever
+  uint32_t llFlagMask;    // 2^CHORUS_LL_FLAG_BITS - 1 (prims_device.cuh: llFlag)
   int root, rank, nranks;
   int nchannels;
   int algo;              // chorus::Algo

@@ -19,3 +19,50 @@
 #ifndef CHORUS_BLOCK_SHARED
 #define CHORUS_BLOCK_SHARED(Type, name) __shared__ Type name
 #endif
+
+// The memory-model operations the primitives need with a stated scope and
+// order, which CUDA's intrinsics do not say (__threadfence_system is a
+// fence.sc.sys, volatile is relaxed.sys by the PTX ISA's definition but
+// reads as "no ordering" to a C++ reader).  Each is one PTX instruction
+// (PTX ISA, "Memory Consistency Model"; sm_70 and later):
+//
+//   chorusLoadRelaxedSys(p)     ld.relaxed.sys.global.u64: a strong load, morally
+//                               strong with the peer GPU's strong stores, so an
+//                               8-byte LL line is read whole (single-copy atomicity)
+//   chorusStoreRelaxedSys(p,v)  st.relaxed.sys.global.u64
+//   chorusLoadAcquireSys(p)     ld.acquire.sys.global.u64
+//   chorusStoreReleaseSys(p,v)  st.release.sys.global.u64
+//   chorusFenceAcqRelSys()      fence.acq_rel.sys: with a strong load before it an
+//                               acquire pattern, with a strong store after it a
+//                               release pattern, at system scope (another GPU, the host)
+//   chorusGlobalTimerNs()       %globaltimer: nanoseconds, one clock for every SM,
+//                               so a block the scheduler moves sees no jump
+//
+// The CPU emulation (src/cuda/emu) defines them first, as C++ atomics.
+#ifndef CHORUS_MEMORY_MODEL_DEFINED
+#define CHORUS_MEMORY_MODEL_DEFINED 1
+#include <cstdint>
+
+__device__ __forceinline__ uint64_t chorusLoadRelaxedSys(const uint64_t *p) {
+  uint64_t v;
+  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void chorusStoreRelaxedSys(uint64_t *p, uint64_t v) {
+  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ uint64_t chorusLoadAcquireSys(const uint64_t *p) {
+  uint64_t v;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void chorusStoreReleaseSys(uint64_t *p, uint64_t v) {
+  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ void chorusFenceAcqRelSys() { asm volatile("fence.acq_rel.sys;" ::: "memory"); }
+__device__ __forceinline__ uint64_t chorusGlobalTimerNs() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+#endif

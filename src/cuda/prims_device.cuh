@@ -5,17 +5,38 @@
 //
 // Each call is one step:
 //   1. thread 0 waits: Simple waits for the receive peers' tail counters and
-//      the send peers' credits (head); LL waits for credits only.
+//      the send peers' credits (head); LL waits for credits only.  Counters
+//      read earlier are cached (FifoEnd::seen): a peer's line is read again
+//      only when the cached value does not cover this step.
 //   2. barrier; all threads move the data: fold the inputs in the same order
 //      as the host (bitwise-identical results) and store to every output.
-//      Simple uses 16-byte vector loads/stores when every pointer allows.
-//      LL packs 4 data bytes with a 4-byte flag (the message number) in each
-//      8-byte store; receivers poll the flags per line.
-//   3. barrier; thread 0 posts: head to the receive peers (credits back),
-//      tail to the send peers (after __threadfence_system for Simple).
-// Every wait is bounded by timeoutCycles of clock64(); on expiry the block
+//      LL packs 4 data bytes with a 4-byte flag (the message number, see
+//      llFlag) in each 8-byte store; receivers poll the flags per line.
+//   3. barrier; thread 0 fences once and posts: head to the receive peers
+//      (credits back), tail to the send peers.
+// Every wait is bounded by timeoutNs of the global timer; on expiry the block
 // records the peer and message in the host-mapped DevError, raises its abort
 // flag (which stops every other block too) and the primitives become no-ops.
+//
+// Memory ordering (PTX ISA, "Memory Consistency Model"; the scoped
+// operations are the chorus*Sys helpers of device_lang.h).  The peer is
+// another GPU, so every synchronising operation is system-scoped:
+//  - acquire: thread 0 reads the counters with strong relaxed.sys loads and
+//    then runs fence.acq_rel.sys: a strong read followed by a fence is an
+//    acquire pattern, which synchronizes with the peer's release pattern
+//    when it reads the value that release wrote.  The barrier after it
+//    (bar.sync: release and acquire at CTA scope) extends the order to
+//    every thread's slot accesses: base causality order is transitive.
+//  - release: every thread's slot accesses precede the barrier, which
+//    orders them before thread 0's fence.acq_rel.sys at CTA scope; the
+//    fence followed by thread 0's strong store of head or tail is a release
+//    pattern, and causality order is cumulative, so the peer that acquires
+//    the counter sees the whole block's writes (and the block's reads of a
+//    slot are done before the peer's next writes to it).  Hence one fence
+//    per step, by the posting thread only.
+//  - LL lines are 8-byte aligned strong (relaxed.sys) stores and loads:
+//    morally strong, so single-copy atomic; the flag and the data of a line
+//    come from one write and need no fence between them.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -23,17 +44,30 @@
 #include "coll/functors.h"
 #include "coll/prims_host.h"  // kMaxPrimPeers
 #include "cuda/device_channel.h"
+#include "cuda/device_lang.h"
 #include "cuda/reduce_copy.cuh"
 
 namespace chorus {
 
 namespace devprims {
 
-__device__ __forceinline__ uint64_t loadVolatile64(const uint64_t *p) {
-  return *reinterpret_cast<const volatile uint64_t *>(p);
-}
-__device__ __forceinline__ void storeVolatile64(uint64_t *p, uint64_t v) {
-  *reinterpret_cast<volatile uint64_t *>(p) = v;
+// LL flags.  The flag of message m is (m + 1) mod 2^W (W = 32; fewer with
+// CHORUS_LL_FLAG_BITS, so that tests wrap it: llFlagMask = 2^W - 1).  A
+// receiver waiting for message m must never find that flag in a line
+// written by another message.  The sender therefore re-flags its whole slot
+// (every line: the message's own, the rest with no data) when it sends a
+// message m with m mod C < nslots, C = 2^(W-1): each slot once per C
+// messages, at its first use included.  nslots divides C, so when message m
+// is sent, slot m % nslots was last re-flagged by message
+// m' = C*floor(m/C) + m % nslots, and m - m' < C.  Every line of the slot
+// then holds the flag of a message in [m', m] (writes to a line follow
+// message order: the sender overwrites a slot only after the receiver's
+// release of its credit, which orders the reads of the previous message
+// before), never 0 from the zeroed FIFO; and no two messages less than 2^W
+// apart share a flag, so a line matches only when message m wrote it.
+__device__ __forceinline__ uint32_t llFlag(uint64_t message, uint32_t mask) { return uint32_t(message + 1) & mask; }
+__device__ __forceinline__ bool llReflag(uint64_t message, uint32_t mask, int nslots) {
+  return (message & uint64_t(mask >> 1)) < uint64_t(nslots);
 }
 
 }  // namespace devprims
@@ -84,7 +118,9 @@ class DevicePrims {
   __device__ void recordFailure(Status s, int peer, uint64_t target, bool forData) {
     // The race between blocks is settled in device memory (system-scope
     // atomics on host memory need hardware support we cannot assume); the
-    // winner then fills the host-mapped record with plain stores.
+    // winner then fills the host-mapped record.  Its fields, then the fence
+    // and the strong store of `aborted`: a release pattern at system scope,
+    // paired with the host's acquire load of `aborted` (cuda_executor.cc).
     if (atomicCAS(args_.abortFlag, 0, 1) == 0) {
       volatile DevError *err = args_.error;
       err->status = int32_t(s);
@@ -92,25 +128,41 @@ class DevicePrims {
       err->peer = peer;
       err->forData = forData ? 1 : 0;
       err->target = target;
-      __threadfence_system();
-      err->aborted = 1;
-      __threadfence_system();
+      chorusFenceAcqRelSys();
+      err->aborted = 1;  // volatile: a strong (relaxed.sys) store
     }
   }
 
   __device__ bool aborted() const { return *reinterpret_cast<volatile int *>(args_.abortFlag) != 0; }
 
-  // Spin until *counter >= target.  false (and a recorded failure) on
-  // timeout or when another block already failed.
-  __device__ bool waitCounter(const FifoCounter *counter, uint64_t target, int peer, bool forData) {
-    if (static_cast<int64_t>(target) <= 0) return true;
-    const volatile uint64_t *v = &counter->value;
-    const long long start = clock64();
+  // true once `start` (0: not yet read) is more than the timeout ago.  The
+  // global timer, not clock64: the per-SM cycle counters are not
+  // synchronised, and a block moved to another SM would see a jump.
+  __device__ bool timedOut(uint64_t *start) const {
+    if (!args_.timeoutNs) return false;
+    const uint64_t now = chorusGlobalTimerNs();
+    if (*start == 0) *start = now;
+    return now - *start > args_.timeoutNs;
+  }
+
+  // Spin until *counter >= target, reading the counter only when the cached
+  // value `*seen` falls short (then *polled = true).  false (and a recorded
+  // failure) on timeout or when another block already failed.  Relaxed
+  // loads: thread 0 fences once after all its waits (step()).
+  __device__ bool waitCounter(const FifoCounter *counter, uint64_t target, uint64_t *seen, int peer, bool forData,
+                              bool *polled) {
+    if (static_cast<int64_t>(target) <= 0 || *seen >= target) return true;
+    *polled = true;
+    uint64_t start = 0;
     for (unsigned spins = 0;; ++spins) {
-      if (*v >= target) return true;
+      const uint64_t v = chorusLoadRelaxedSys(&counter->value);
+      if (v >= target) {
+        *seen = v;
+        return true;
+      }
       if ((spins & 1023) == 1023) {
         if (aborted()) return false;
-        if (args_.timeoutCycles && uint64_t(clock64() - start) > args_.timeoutCycles) {
+        if (timedOut(&start)) {
           recordFailure(Status::Timeout, peer, target, forData);
           return false;
         }
@@ -145,27 +197,25 @@ class DevicePrims {
     for (int k = 0; k < kPer && u * 8 + k * sizeof(T) < nbytes; ++k) reinterpret_cast<T *>(c)[k] = w.elem[k];
   }
 
-  // Wait for LL unit `u` (two 8-byte lines) of a receive slot to carry `flag`.
-  __device__ bool readLLUnit(const uint64_t *lines, size_t u, uint32_t flag, int peer, uint64_t target,
-                             uint64_t *raw) {
+  // Wait for LL unit `u` (two 8-byte lines) of a receive slot to carry
+  // `flag`.  On failure it raises the block's give-up hint (sPending_) so
+  // the other threads stop polling; the hint is never lowered: a failed
+  // block stays failed (fail()).
+  __device__ bool readLLUnit(const uint64_t *lines, size_t u, uint32_t flag, const FifoEnd &e, uint64_t *raw) {
     uint32_t half[2];
-    const long long start = clock64();
+    uint64_t start = 0;
     for (int h = 0; h < 2; ++h) {
       for (unsigned spins = 0;; ++spins) {
-        const uint64_t line = devprims::loadVolatile64(lines + 2 * u + h);
+        const uint64_t line = chorusLoadRelaxedSys(lines + 2 * u + h);
         if (uint32_t(line >> 32) == flag) {
           half[h] = uint32_t(line);
           break;
         }
         if ((spins & 1023) == 1023) {
           if (*reinterpret_cast<volatile int *>(sPending_)) return false;
-          if (aborted()) {
-            *sPending_ = 1;
-            return false;
-          }
-          if (args_.timeoutCycles && uint64_t(clock64() - start) > args_.timeoutCycles) {
-            recordFailure(Status::Timeout, peer, target, true);
-            *sPending_ = 1;
+          if (aborted() || timedOut(&start)) {
+            if (!aborted()) recordFailure(Status::Timeout, e.peer, e.step + 1, true);
+            *reinterpret_cast<volatile int *>(sPending_) = 1;
             return false;
           }
         }
@@ -175,16 +225,31 @@ class DevicePrims {
     return true;
   }
 
-  __device__ void moveLL(const T *src, T *dst, size_t n, unsigned flags, bool doRecv, bool doSend) {
+  // One step's LL slot and flag per peer, computed once per step instead of
+  // a 64-bit modulo (and FifoEnd loads) per 8-byte unit.
+  struct LLPeer {
+    uint64_t *lines;
+    uint32_t flag;
+  };
+  __device__ LLPeer llPeer(const FifoEnd &e) const {
+    return LLPeer{reinterpret_cast<uint64_t *>(e.slot(e.step)), devprims::llFlag(e.step, args_.llFlagMask)};
+  }
+
+  // false when this thread gave up (timeout, abort, or another thread's).
+  __device__ bool moveLL(const T *src, T *dst, size_t n, unsigned flags, bool doRecv, bool doSend) {
     Func func;
     const size_t nbytes = n * sizeof(T);
     const size_t nunits = nbytes == 0 ? 1 : (nbytes + 7) / 8;  // one unit carries even an empty message
     constexpr int kPer = 8 / sizeof(T);
     const bool doFinal = Func::kNeedsFinalize && (flags & kFinal);
+    const int nrecv = doRecv ? nrecv_ : 0;
+    const int nsend = doSend ? nsend_ : 0;
+    LLPeer rp[kMaxPrimPeers], sp[kMaxPrimPeers];
+    for (int i = 0; i < nrecv; ++i) rp[i] = llPeer(*recv_[i]);
+    for (int i = 0; i < nsend; ++i) sp[i] = llPeer(*send_[i]);
     for (size_t u = threadIdx.x; u < nunits; u += blockDim.x) {
       devprims::Vec8<T> acc, x;
       bool have = false;
-      const int nrecv = doRecv ? nrecv_ : 0;
       for (int i = 0; i <= nrecv; ++i) {
         // Fold order as on the host: src sits before receive peer srcPosition.
         if ((flags & kSrc) && (i == srcPosition_ || (i == nrecv && srcPosition_ >= nrecv))) {
@@ -195,9 +260,7 @@ class DevicePrims {
           have = true;
         }
         if (i == nrecv) break;
-        const FifoEnd &e = *recv_[i];
-        const uint64_t *lines = reinterpret_cast<const uint64_t *>(e.slot(e.step));
-        if (!readLLUnit(lines, u, uint32_t(e.step + 1), e.peer, e.step + 1, &x.raw)) return;
+        if (!readLLUnit(rp[i].lines, u, rp[i].flag, *recv_[i], &x.raw)) return false;
         if (!have) acc = x;
         else
           for (int k = 0; k < kPer; ++k) acc.elem[k] = func(acc.elem[k], x.elem[k]);
@@ -206,14 +269,23 @@ class DevicePrims {
       if (doFinal)
         for (int k = 0; k < kPer; ++k) acc.elem[k] = Func::finalize(acc.elem[k], args_.nranks);
       if ((flags & kDst) && nbytes > 0) storeUnit(dst, u, nbytes, acc.raw);
-      for (int i = 0; doSend && i < nsend_; ++i) {
-        const FifoEnd &e = *send_[i];
-        uint64_t *lines = reinterpret_cast<uint64_t *>(e.slot(e.step));
-        const uint64_t flag = uint64_t(uint32_t(e.step + 1)) << 32;
-        devprims::storeVolatile64(lines + 2 * u, flag | uint32_t(acc.raw));
-        devprims::storeVolatile64(lines + 2 * u + 1, flag | uint32_t(acc.raw >> 32));
+      for (int i = 0; i < nsend; ++i) {
+        const uint64_t flag = uint64_t(sp[i].flag) << 32;
+        chorusStoreRelaxedSys(sp[i].lines + 2 * u, flag | uint32_t(acc.raw));
+        chorusStoreRelaxedSys(sp[i].lines + 2 * u + 1, flag | uint32_t(acc.raw >> 32));
       }
     }
+    // Re-flag the rest of the slot when this message's turn has come (llFlag).
+    const size_t slotUnits = args_.slotBytes / 16;
+    for (int i = 0; i < nsend; ++i) {
+      if (!devprims::llReflag(send_[i]->step, args_.llFlagMask, send_[i]->nslots)) continue;
+      const uint64_t line = uint64_t(sp[i].flag) << 32;
+      for (size_t u = nunits + threadIdx.x; u < slotUnits; u += blockDim.x) {
+        chorusStoreRelaxedSys(sp[i].lines + 2 * u, line);
+        chorusStoreRelaxedSys(sp[i].lines + 2 * u + 1, line);
+      }
+    }
+    return true;
   }
 
   // --- one step --------------------------------------------------------------
@@ -224,29 +296,35 @@ class DevicePrims {
     const bool doSend = (flags & kSend) && nsend_ > 0;
     const bool ll = kProto == int(Proto::LL) && (doRecv || doSend);
 
+    bool good = true;
     if (threadIdx.x == 0) {
-      bool good = true;
+      bool polled = false;
       for (int i = 0; good && doRecv && !ll && i < nrecv_; ++i) {
-        const FifoEnd &e = *recv_[i];
-        good = waitCounter(&e.header->tail, e.step + 1, e.peer, true);
+        FifoEnd &e = *recv_[i];
+        good = waitCounter(&e.header->tail, e.step + 1, &e.seen, e.peer, true, &polled);
       }
       for (int i = 0; good && doSend && i < nsend_; ++i) {
-        const FifoEnd &e = *send_[i];
-        good = waitCounter(&e.header->head, e.step + 1 - e.nslots, e.peer, false);
+        FifoEnd &e = *send_[i];
+        good = waitCounter(&e.header->head, e.step + 1 - e.nslots, &e.seen, e.peer, false, &polled);
       }
-      __threadfence();  // acquire: slot contents after the counters
-      *sPending_ = good ? 0 : 1;
+      // Acquire (see the top of this file): the counters read above, then
+      // this fence, then the barrier, then every thread's slot accesses.
+      // A wait served from the cache needs none: the fence that followed
+      // the load that filled it precedes this step in program order (or,
+      // from an earlier kernel, in stream order).
+      if (polled) chorusFenceAcqRelSys();
     }
-    __syncthreads();
-    if (*reinterpret_cast<volatile int *>(sPending_)) return fail();
+    // Every thread gets the verdict from the barrier itself: a flag in
+    // shared memory would be rewritten by thread 0 at the next step while a
+    // slow warp may not have read it yet.
+    if (__syncthreads_or(!good)) return fail();
 
     if constexpr (sizeof(T) > 8) {
       // No LL kernel is built for elements wider than an LL line's 8 data
       // bytes (kernel_table.h), so `ll` is false here.
     } else if (ll) {
-      moveLL(src, dst, n, flags, doRecv, doSend);
-      __syncthreads();
-      if (*reinterpret_cast<volatile int *>(sPending_)) return fail();
+      const bool gaveUp = !moveLL(src, dst, n, flags, doRecv, doSend);
+      if (__syncthreads_or(gaveUp)) return fail();
     }
     if (!ll) {
       const T *in[kMaxIn];
@@ -262,21 +340,23 @@ class DevicePrims {
       for (int i = 0; doSend && i < nsend_; ++i) out[nout++] = reinterpret_cast<T *>(send_[i]->slot(send_[i]->step));
       if (n > 0 && nout > 0 && nin > 0 && !(nin == 1 && nout == 1 && out[0] == in[0] && !(flags & kFinal)))
         devprims::reduceCopy<T, Func>(in, nin, out, nout, n, (flags & kFinal) != 0, args_.nranks);
-      if (doSend) __threadfence_system();  // release: every thread's slot writes before the tail
-      __syncthreads();
+      __syncthreads();  // every thread's slot accesses before thread 0's release
     }
 
     if (threadIdx.x == 0) {
+      // Release (see the top of this file): one fence for every counter
+      // posted below.  An LL tail orders nothing (receivers poll the lines),
+      // so an LL step that only sends needs none.
+      if (doRecv || (doSend && !ll)) chorusFenceAcqRelSys();
       for (int i = 0; doRecv && i < nrecv_; ++i) {
         FifoEnd &e = *recv_[i];
         ++e.step;
-        *reinterpret_cast<volatile uint64_t *>(&e.header->head.value) = e.step;
+        chorusStoreRelaxedSys(&e.header->head.value, e.step);
       }
       for (int i = 0; doSend && i < nsend_; ++i) {
         FifoEnd &e = *send_[i];
         ++e.step;
-        if (!ll) __threadfence_system();
-        *reinterpret_cast<volatile uint64_t *>(&e.header->tail.value) = e.step;
+        chorusStoreRelaxedSys(&e.header->tail.value, e.step);
       }
     }
     // No barrier needed here: the next step's barrier orders the step

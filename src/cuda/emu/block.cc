@@ -99,22 +99,31 @@ struct BlockState {
   // Sense by generation: the last thread to arrive starts the next one.
   std::atomic<uint32_t> arrived{0};
   std::atomic<uint32_t> generation{0};
+  // __syncthreads_or: the OR of generation g's predicates is built in
+  // orOf[g % 2].  The last arrival of g clears orOf[(g + 1) % 2]: every
+  // thread has arrived at g, so all have read g - 1's result from it.
+  std::atomic<uint32_t> orOf[2] = {{0}, {0}};
   uint32_t nthreads = 0;
   alignas(16) unsigned char shared[kSharedBytes];
 };
 
-void blockBarrier(BlockState *b) {
+int blockBarrierOr(BlockState *b, int predicate) {
   const uint32_t gen = b->generation.load(std::memory_order_acquire);
+  if (predicate) b->orOf[gen & 1].fetch_or(1, std::memory_order_relaxed);
   if (b->arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == b->nthreads) {
+    b->orOf[(gen + 1) & 1].store(0, std::memory_order_relaxed);
     b->arrived.store(0, std::memory_order_relaxed);
     b->generation.fetch_add(1, std::memory_order_acq_rel);
     futexWakeAll(&b->generation);
-    return;
+    return int(b->orOf[gen & 1].load(std::memory_order_relaxed));
   }
   for (int spin = 0; spin < 64; ++spin)
-    if (b->generation.load(std::memory_order_acquire) != gen) return;
+    if (b->generation.load(std::memory_order_acquire) != gen) return int(b->orOf[gen & 1].load(std::memory_order_relaxed));
   while (b->generation.load(std::memory_order_acquire) == gen) futexWait(&b->generation, gen);
+  return int(b->orOf[gen & 1].load(std::memory_order_relaxed));
 }
+
+void blockBarrier(BlockState *b) { blockBarrierOr(b, 0); }
 
 void *blockSharedMemory(BlockState *b, size_t *capacity) {
   *capacity = kSharedBytes;

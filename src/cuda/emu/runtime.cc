@@ -260,6 +260,8 @@ const ErrorText kErrors[] = {
      "operation not permitted when stream is capturing"},
     {cudaErrorStreamCaptureInvalidated, "cudaErrorStreamCaptureInvalidated",
      "operation failed due to a previous error during capture"},
+    {cudaErrorStreamCaptureIsolation, "cudaErrorStreamCaptureIsolation",
+     "operation would have resulted in a merge of separate capture sequences"},
     {cudaErrorUnknown, "cudaErrorUnknown", "unknown error"},
 };
 

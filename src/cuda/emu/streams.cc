@@ -1,5 +1,7 @@
 // Streams, events, graphs, kernel launches and copies.
 //
+// cudaStreamPerThread is one handle that names a different stream in each
+// host thread (and device), created on first use, as in CUDA.
 // A stream is an in-order queue served by a host thread of its own, so work
 // queued on it runs while the caller goes on, as on a GPU.  Each device has
 // a legacy (null) stream per process.  Not emulated: the legacy stream's
@@ -9,7 +11,13 @@
 // An event counts the records queued on it and the records done; waiting
 // for an event waits for the records queued before the wait was asked.
 // Capturing a stream puts its operations into a graph instead of the queue;
-// launching the graph queues them again, as often as wanted.
+// launching the graph queues them again, as often as wanted.  An event record
+// or wait captured with the External flag binds its event when the graph is
+// launched, as CUDA's event record and wait nodes do: a graph's record is
+// the event's newest, and its wait waits for the newest record made before
+// the launch, so replays are ordered with eager work and other graphs.
+// A plain wait inside a capture on an event last recorded outside it fails
+// with cudaErrorStreamCaptureIsolation and invalidates the capture, as on CUDA.
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -20,11 +28,14 @@
 
 #include "emu_internal.h"
 
+// One captured operation: called at each launch of the graph, it returns
+// the work to queue (for most operations, the work captured).
+using GraphOp = std::function<chorus_emu::StreamOp()>;
 struct CUgraph_st {
-  std::vector<chorus_emu::StreamOp> ops;
+  std::vector<GraphOp> ops;
 };
 struct CUgraphExec_st {
-  std::vector<chorus_emu::StreamOp> ops;
+  std::vector<GraphOp> ops;
 };
 
 struct CUstream_st {
@@ -34,6 +45,7 @@ struct CUstream_st {
   uint64_t queued = 0, done = 0;
   bool stop = false;
   CUgraph_st *capture = nullptr;  // while capturing, operations go here
+  bool invalidated = false;       // the capture broke: EndCapture fails
   std::thread server;
 
   CUstream_st() : server(&CUstream_st::serve, this) {}
@@ -71,6 +83,7 @@ struct CUevent_st {
   std::mutex mu;
   std::condition_variable cv;
   uint64_t recorded = 0, completed = 0;
+  bool lastRecordCaptured = false;  // by a plain record inside a capture
   std::chrono::steady_clock::time_point when;
 
   void waitFor(uint64_t target) {
@@ -96,16 +109,21 @@ StreamRegistry &registry() {
   return *r;
 }
 
+// The stream a handle stands for: itself, the device's legacy stream for
+// nullptr, or for cudaStreamPerThread the calling host thread's own stream
+// on the device (one handle, a different stream in every thread, as CUDA).
 CUstream_st *resolve(cudaStream_t s) {
-  if (s) return s;
+  if (s && s != cudaStreamPerThread) return s;
   StreamRegistry &r = registry();
   const int dev = currentDevice();
+  thread_local CUstream_st *perThread[kMaxDevices] = {};
+  CUstream_st **slot = s ? &perThread[dev] : &r.legacy[dev];
   std::lock_guard<std::mutex> lock(r.mu);
-  if (!r.legacy[dev]) {
-    r.legacy[dev] = new CUstream_st;
-    r.all.push_back(r.legacy[dev]);
+  if (!*slot) {
+    *slot = new CUstream_st;
+    r.all.push_back(*slot);
   }
-  return r.legacy[dev];
+  return *slot;
 }
 
 // Sets the launch error of the calling thread, read by cudaGetLastError.
@@ -118,17 +136,28 @@ cudaError_t validLaunch(dim3 grid, dim3 block) {
 
 }  // namespace
 
-cudaError_t enqueue(cudaStream_t stream, StreamOp op) {
+// Queue make() now, or keep `make` in the graph being captured.
+cudaError_t enqueueAtLaunch(cudaStream_t stream, GraphOp make) {
   CUstream_st *s = resolve(stream);
   {
     std::lock_guard<std::mutex> lock(s->mu);
     if (s->capture) {
-      s->capture->ops.push_back(std::move(op));
+      s->capture->ops.push_back(std::move(make));
       return cudaSuccess;
     }
   }
-  s->push(std::move(op));
+  s->push(make());
   return cudaSuccess;
+}
+
+cudaError_t enqueue(cudaStream_t stream, StreamOp op) {
+  return enqueueAtLaunch(stream, [op = std::move(op)] { return op; });
+}
+
+bool capturing(cudaStream_t stream) {
+  CUstream_st *s = resolve(stream);
+  std::lock_guard<std::mutex> lock(s->mu);
+  return s->capture != nullptr;
 }
 
 void synchronizeAllStreams() {
@@ -152,6 +181,7 @@ void submitKernel(cudaStream_t stream, dim3 grid, dim3 block, DeviceThreadBody b
 }  // namespace chorus_emu
 
 using chorus_emu::enqueue;
+using chorus_emu::enqueueAtLaunch;
 using chorus_emu::fail;
 
 extern "C" {
@@ -168,7 +198,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int) {
 }
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
-  if (!stream) return fail(cudaErrorInvalidResourceHandle);
+  if (!stream || stream == cudaStreamPerThread) return fail(cudaErrorInvalidResourceHandle);
   {
     std::lock_guard<std::mutex> lock(chorus_emu::registry().mu);
     auto &all = chorus_emu::registry().all;
@@ -201,12 +231,15 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus *
   if (!status) return fail(cudaErrorInvalidValue);
   CUstream_st *s = chorus_emu::resolve(stream);
   std::lock_guard<std::mutex> lock(s->mu);
-  *status = s->capture ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+  *status = !s->capture ? cudaStreamCaptureStatusNone
+            : s->invalidated ? cudaStreamCaptureStatusInvalidated
+                             : cudaStreamCaptureStatusActive;
   return cudaSuccess;
 }
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode) {
   if (!stream) return fail(cudaErrorStreamCaptureUnsupported);  // as CUDA: not the legacy stream
+  stream = chorus_emu::resolve(stream);
   std::lock_guard<std::mutex> lock(stream->mu);
   if (stream->capture) return fail(cudaErrorStreamCaptureInvalidated);
   stream->capture = new CUgraph_st;
@@ -215,10 +248,19 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode) {
 
 cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph) {
   if (!stream || !graph) return fail(cudaErrorInvalidValue);
+  stream = chorus_emu::resolve(stream);
   std::lock_guard<std::mutex> lock(stream->mu);
   if (!stream->capture) return fail(cudaErrorStreamCaptureInvalidated);
-  *graph = stream->capture;
+  CUgraph_st *captured = stream->capture;
+  const bool broken = stream->invalidated;
   stream->capture = nullptr;
+  stream->invalidated = false;
+  if (broken) {
+    delete captured;
+    *graph = nullptr;
+    return fail(cudaErrorStreamCaptureInvalidated);
+  }
+  *graph = captured;
   return cudaSuccess;
 }
 
@@ -230,7 +272,7 @@ cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph, unsig
 
 cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
   if (!exec) return fail(cudaErrorInvalidResourceHandle);
-  for (const chorus_emu::StreamOp &op : exec->ops) enqueue(stream, op);
+  for (const GraphOp &make : exec->ops) enqueue(stream, make());
   return cudaSuccess;
 }
 
@@ -267,30 +309,68 @@ cudaError_t cudaEventDestroy(cudaEvent_t event) {
   return cudaSuccess;
 }
 
-cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
-  if (!event) return fail(cudaErrorInvalidResourceHandle);
+namespace {
+
+// The next record of `event`, made now: the work that completes it.
+chorus_emu::StreamOp recordNow(cudaEvent_t event, bool captured) {
   uint64_t target;
   {
     std::lock_guard<std::mutex> lock(event->mu);
     target = ++event->recorded;
+    event->lastRecordCaptured = captured;
   }
-  return enqueue(stream, [event, target] {
+  return [event, target] {
     std::lock_guard<std::mutex> lock(event->mu);
     if (target > event->completed) event->completed = target;
     event->when = std::chrono::steady_clock::now();
     event->cv.notify_all();
-  });
+  };
 }
 
-cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int) {
-  if (!event) return fail(cudaErrorInvalidResourceHandle);
+// Waiting for `event` as recorded now.
+chorus_emu::StreamOp waitNow(cudaEvent_t event) {
   uint64_t target;
   {
     std::lock_guard<std::mutex> lock(event->mu);
     target = event->recorded;
   }
-  if (target == 0) return cudaSuccess;  // never recorded: nothing to wait for
-  return enqueue(stream, [event, target] { event->waitFor(target); });
+  return [event, target] { event->waitFor(target); };
+}
+
+}  // namespace
+
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags) {
+  if (!event) return fail(cudaErrorInvalidResourceHandle);
+  if (flags & ~cudaEventRecordExternal) return fail(cudaErrorInvalidValue);
+  if ((flags & cudaEventRecordExternal) && chorus_emu::capturing(stream))
+    return enqueueAtLaunch(stream, [event] { return recordNow(event, false); });
+  return enqueue(stream, recordNow(event, chorus_emu::capturing(stream)));
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  return cudaEventRecordWithFlags(event, stream, cudaEventRecordDefault);
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
+  if (!event) return fail(cudaErrorInvalidResourceHandle);
+  if (flags & ~cudaEventWaitExternal) return fail(cudaErrorInvalidValue);
+  if (chorus_emu::capturing(stream)) {
+    if (flags & cudaEventWaitExternal) return enqueueAtLaunch(stream, [event] { return waitNow(event); });
+    bool outside;
+    {
+      std::lock_guard<std::mutex> lock(event->mu);
+      outside = event->recorded > 0 && !event->lastRecordCaptured;
+    }
+    if (outside) {
+      stream = chorus_emu::resolve(stream);
+      std::lock_guard<std::mutex> lock(stream->mu);
+      delete stream->capture;
+      stream->capture = new CUgraph_st;
+      stream->invalidated = true;
+      return fail(cudaErrorStreamCaptureIsolation);
+    }
+  }
+  return enqueue(stream, waitNow(event));
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {

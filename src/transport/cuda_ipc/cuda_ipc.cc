@@ -22,7 +22,7 @@ bool cudaIpcCanConnect(const PeerInfo &self, const PeerInfo &peer) {
   return self.hostHash == peer.hostHash && peer.hasIpc;
 }
 
-Status cudaIpcSetup(size_t bytes, PeerInfo &self, CudaIpcState **out) {
+Status cudaIpcSetup(size_t bytes, CUstream_st *stream, PeerInfo &self, CudaIpcState **out) {
   auto *st = new CudaIpcState;
   *out = st;
   st->bytes = bytes;
@@ -31,8 +31,13 @@ Status cudaIpcSetup(size_t bytes, PeerInfo &self, CudaIpcState **out) {
   void *p = nullptr;
   CHORUS_CUDACHECK(cudaMalloc(&p, bytes));
   st->local = static_cast<char *>(p);
-  CHORUS_CUDACHECK(cudaMemset(p, 0, bytes));
-  CHORUS_CUDACHECK(cudaDeviceSynchronize());  // zeroed before any peer can map it
+  // Zeroed before any peer can map it.  Not cudaMemset and
+  // cudaDeviceSynchronize: the legacy stream waits for every blocking
+  // stream, and the device for every kernel, among them kernels of other
+  // communicators that may be waiting for ranks now blocked in this
+  // setup's MPI calls: a deadlock.
+  CHORUS_CUDACHECK(cudaMemsetAsync(p, 0, bytes, stream));
+  CHORUS_CUDACHECK(cudaStreamSynchronize(stream));
   cudaIpcMemHandle_t h;
   CHORUS_CUDACHECK(cudaIpcGetMemHandle(&h, p));
   memcpy(self.ipcHandle, &h, sizeof h);

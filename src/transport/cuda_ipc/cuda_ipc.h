@@ -6,13 +6,16 @@
 
 #include "transport/transport.h"
 
+struct CUstream_st;
+
 namespace chorus {
 
 struct CudaIpcState;
 
 // Allocate `bytes` of zeroed device memory for this rank's inbound FIFOs on
 // the current device and describe it (IPC handle, device, bus id) in `self`.
-Status cudaIpcSetup(size_t bytes, PeerInfo &self, CudaIpcState **out);
+// Zeroed on `stream` (a private non-blocking one), which it synchronises.
+Status cudaIpcSetup(size_t bytes, CUstream_st *stream, PeerInfo &self, CudaIpcState **out);
 // Map every peer's FIFO memory (all[] from the allgather after setup).
 Status cudaIpcConnect(CudaIpcState &st, const PeerInfo *all, int nranks, int self);
 char *cudaIpcLocal(const CudaIpcState &st);

@@ -45,6 +45,8 @@ inline thread_local size_t tSharedUsed;  // bytes of the block's shared memory h
 
 // block.cc, exported by libchorus_cudaemu.
 void blockBarrier(BlockState *block);
+// The barrier that also ORs a predicate over the block (__syncthreads_or).
+int blockBarrierOr(BlockState *block, int predicate);
 void *blockSharedMemory(BlockState *block, size_t *capacity);
 long long deviceClock();
 
@@ -93,6 +95,9 @@ void launchKernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t /*sha
 #define gridDim (::chorus_emu::tDevice.gridSize)
 
 inline void __syncthreads() { ::chorus_emu::blockBarrier(::chorus_emu::tDevice.block); }
+inline int __syncthreads_or(int predicate) {
+  return ::chorus_emu::blockBarrierOr(::chorus_emu::tDevice.block, predicate);
+}
 
 // x86-64 orders loads and stores more strongly than a GPU; a full fence is
 // the closest host equivalent (and what keeps the compiler from moving
@@ -105,6 +110,18 @@ inline void __threadfence_system() { std::atomic_thread_fence(std::memory_order_
 // device thread that has run for 20 us yields its core to the others
 // (threads outnumber cores; block.cc says why 20).
 inline long long clock64() { return ::chorus_emu::deviceClock(); }
+
+// The scoped memory operations of src/cuda/device_lang.h, as C++ atomics
+// (x86 makes every one of them cheap; what they prove here is that the
+// primitives call them where the PTX versions go).  The global timer yields
+// like clock64: the kernels' spin-waits read it every 1024 polls.
+#define CHORUS_MEMORY_MODEL_DEFINED 1
+inline uint64_t chorusLoadRelaxedSys(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+inline void chorusStoreRelaxedSys(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+inline uint64_t chorusLoadAcquireSys(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+inline void chorusStoreReleaseSys(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+inline void chorusFenceAcqRelSys() { std::atomic_thread_fence(std::memory_order_acq_rel); }
+inline uint64_t chorusGlobalTimerNs() { return uint64_t(::chorus_emu::deviceClock()); }
 
 // "Cache volatile": a load the compiler may not cache or merge.
 inline unsigned int __ldcv(const unsigned int *p) { return *reinterpret_cast<const volatile unsigned int *>(p); }

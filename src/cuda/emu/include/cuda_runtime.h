@@ -34,6 +34,7 @@ enum cudaError_t {
   cudaErrorNotSupported = 801,
   cudaErrorStreamCaptureUnsupported = 900,
   cudaErrorStreamCaptureInvalidated = 901,
+  cudaErrorStreamCaptureIsolation = 905,
   cudaErrorUnknown = 999,
 };
 
@@ -78,6 +79,10 @@ constexpr unsigned int cudaStreamNonBlocking = 0x1;
 constexpr unsigned int cudaEventDefault = 0x0;
 constexpr unsigned int cudaEventBlockingSync = 0x1;
 constexpr unsigned int cudaEventDisableTiming = 0x2;
+constexpr unsigned int cudaEventRecordDefault = 0x0;
+constexpr unsigned int cudaEventRecordExternal = 0x1;
+constexpr unsigned int cudaEventWaitDefault = 0x0;
+constexpr unsigned int cudaEventWaitExternal = 0x1;
 constexpr unsigned int cudaHostAllocDefault = 0x0;
 constexpr unsigned int cudaHostAllocPortable = 0x1;
 constexpr unsigned int cudaHostAllocMapped = 0x2;
@@ -91,6 +96,9 @@ typedef CUstream_st *cudaStream_t;
 typedef CUevent_st *cudaEvent_t;
 typedef CUgraph_st *cudaGraph_t;
 typedef CUgraphExec_st *cudaGraphExec_t;
+// The calling host thread's own stream, whatever thread calls (streams.cc);
+// the value CUDA gives it.
+#define cudaStreamPerThread ((cudaStream_t)0x2)
 
 // An exported allocation: which process's arena, where in it (runtime.cc).
 struct cudaIpcMemHandle_t {
@@ -178,6 +186,7 @@ cudaError_t cudaEventCreate(cudaEvent_t *event);
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags);
 cudaError_t cudaEventDestroy(cudaEvent_t event);
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream);
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags);
 cudaError_t cudaEventSynchronize(cudaEvent_t event);
 cudaError_t cudaEventQuery(cudaEvent_t event);
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end);
