@@ -15,7 +15,7 @@ root=$(pwd)
 jobs=${CHORUS_JOBS:-2}
 
 packages=(build-essential g++ gfortran autoconf automake libtool pkg-config
-          make openmpi-bin libopenmpi-dev libhwloc-dev libucx-dev
+          make cmake openmpi-bin libopenmpi-dev libhwloc-dev libucx-dev
           libboost-test-dev groff-base mandoc gnuplot-nox python3)
 
 missing=()
