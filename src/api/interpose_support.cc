@@ -10,13 +10,18 @@ using namespace chorus;
 
 extern "C" {
 
-// 0 off, 1 device, 2 all.  A build without CUDA has no device buffers, so
-// there "device" routes nothing and is reported as off: every rank then
-// skips the agreement (all ranks of a job run the same build).
+// CHORUS_INTERPOSE: 0 off, 1 device, 2 all.
 int chorus_interpose_mode(void) {
   const char *mode = paramString(ParamId::Interpose);
   if (mode[0] == 'a' || mode[0] == 'A') return 2;
   if (mode[0] == 'o' || mode[0] == 'O') return 0;
+  return 1;
+}
+
+// Whether this build can see device buffers at all.  Without CUDA, "device"
+// routes nothing, and every rank knows it without agreeing (all ranks of a
+// job run the same build).
+int chorus_interpose_device_build(void) {
 #ifdef CHORUS_HAVE_CUDA
   return 1;
 #else

@@ -55,6 +55,8 @@ void alltoallF(void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_F
   setError(ierr, MPI_Alltoall(cBuffer(s), *sn, type(st), cBuffer(r), *rn, type(rt), comm(c)));
 }
 void barrierF(MPI_Fint *c, MPI_Fint *ierr) { setError(ierr, MPI_Barrier(comm(c))); }
+// For the routing report of interpose.cc's MPI_Finalize.
+void finalizeF(MPI_Fint *ierr) { setError(ierr, MPI_Finalize()); }
 
 }  // namespace
 
@@ -63,7 +65,7 @@ void barrierF(MPI_Fint *c, MPI_Fint *ierr) { setError(ierr, MPI_Barrier(comm(c))
 // MPI's ompi_*_f.
 // Under another MPI (no Open MPI MPI_IN_PLACE to recognise, so an in-place
 // call would be wrong) the call goes to that MPI's own pmpi_*_ untouched.
-#define CHORUS_FORTRAN(lower, upper, params, args, impl)                           \
+#define CHORUS_FORTRAN(name, lower, upper, params, args, impl)                           \
   extern "C" {                                                                     \
   void pmpi_##lower##_ params __attribute__((weak));                               \
   static void lower##_routed params {                                              \
@@ -74,21 +76,22 @@ void barrierF(MPI_Fint *c, MPI_Fint *ierr) { setError(ierr, MPI_Barrier(comm(c))
   void lower##__ params { lower##_routed args; }                                   \
   void lower params { lower##_routed args; }                                       \
   void upper params { lower##_routed args; }                                       \
-  void ompi_##lower##_f params { lower##_routed args; }                            \
+  void ompi_##name##_f params { lower##_routed args; }                            \
   }
 
 #define CHORUS_F_REDUCE (void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *o, MPI_Fint *c, MPI_Fint *ierr)
 #define CHORUS_F_BLOCKS \
   (void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt, MPI_Fint *c, MPI_Fint *ierr)
 
-CHORUS_FORTRAN(mpi_allreduce, MPI_ALLREDUCE, CHORUS_F_REDUCE, (s, r, n, t, o, c, ierr), allreduceF)
-CHORUS_FORTRAN(mpi_reduce, MPI_REDUCE,
+CHORUS_FORTRAN(allreduce, mpi_allreduce, MPI_ALLREDUCE, CHORUS_F_REDUCE, (s, r, n, t, o, c, ierr), allreduceF)
+CHORUS_FORTRAN(reduce, mpi_reduce, MPI_REDUCE,
                (void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *o, MPI_Fint *root, MPI_Fint *c, MPI_Fint *ierr),
                (s, r, n, t, o, root, c, ierr), reduceF)
-CHORUS_FORTRAN(mpi_bcast, MPI_BCAST, (void *b, MPI_Fint *n, MPI_Fint *t, MPI_Fint *root, MPI_Fint *c, MPI_Fint *ierr),
+CHORUS_FORTRAN(bcast, mpi_bcast, MPI_BCAST, (void *b, MPI_Fint *n, MPI_Fint *t, MPI_Fint *root, MPI_Fint *c, MPI_Fint *ierr),
                (b, n, t, root, c, ierr), bcastF)
-CHORUS_FORTRAN(mpi_allgather, MPI_ALLGATHER, CHORUS_F_BLOCKS, (s, sn, st, r, rn, rt, c, ierr), allgatherF)
-CHORUS_FORTRAN(mpi_reduce_scatter_block, MPI_REDUCE_SCATTER_BLOCK, CHORUS_F_REDUCE, (s, r, n, t, o, c, ierr),
+CHORUS_FORTRAN(allgather, mpi_allgather, MPI_ALLGATHER, CHORUS_F_BLOCKS, (s, sn, st, r, rn, rt, c, ierr), allgatherF)
+CHORUS_FORTRAN(reduce_scatter_block, mpi_reduce_scatter_block, MPI_REDUCE_SCATTER_BLOCK, CHORUS_F_REDUCE, (s, r, n, t, o, c, ierr),
                reduceScatterBlockF)
-CHORUS_FORTRAN(mpi_alltoall, MPI_ALLTOALL, CHORUS_F_BLOCKS, (s, sn, st, r, rn, rt, c, ierr), alltoallF)
-CHORUS_FORTRAN(mpi_barrier, MPI_BARRIER, (MPI_Fint * c, MPI_Fint *ierr), (c, ierr), barrierF)
+CHORUS_FORTRAN(alltoall, mpi_alltoall, MPI_ALLTOALL, CHORUS_F_BLOCKS, (s, sn, st, r, rn, rt, c, ierr), alltoallF)
+CHORUS_FORTRAN(barrier, mpi_barrier, MPI_BARRIER, (MPI_Fint * c, MPI_Fint *ierr), (c, ierr), barrierF)
+CHORUS_FORTRAN(finalize, mpi_finalize, MPI_FINALIZE, (MPI_Fint * ierr), (ierr), finalizeF)

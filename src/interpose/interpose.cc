@@ -20,6 +20,7 @@
 
 extern "C" {
 int chorus_interpose_mode(void);
+int chorus_interpose_device_build(void);
 void chorus_interpose_probe_begin(void);
 int chorus_interpose_probe_end(int rc, int *where, int *commOk);
 int chorus_interpose_inside(void);
@@ -70,7 +71,8 @@ bool toChorus(Coll coll, MPI_Comm comm, Call call) {
   if (chorus_interpose_inside()) return false;  // Chorus's own MPI calls: not counted
   const int m = mode();
   bool go = false;
-  if (m != kOff) {
+  static const bool canRoute = m == kAll || (m == kDevice && chorus_interpose_device_build());
+  if (canRoute) {
     int commOk = 0;
     const int flags = localFlags(call, &commOk);
     // A communicator Chorus refuses (null, invalid, inter) is refused on
