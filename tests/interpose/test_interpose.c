@@ -142,6 +142,21 @@ static void testFallbacks(void) {
   check("allreduce, user op", got, want, sizeof got);
   expect(ALLREDUCE, 0);
   MPI_Op_free(&op);
+  /* An intercommunicator (even ranks with odd ones): Chorus refuses it on
+   * every rank, with no agreement to make. */
+  if (size > 1) {
+    MPI_Comm local, inter;
+    MPI_Comm_split(MPI_COMM_WORLD, odd, rank, &local);
+    MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, odd ? 0 : 1, 99, &inter);
+    MPI_Allreduce(in, got, 8, MPI_INT, MPI_SUM, inter);
+    PMPI_Allreduce(in, want, 8, MPI_INT, MPI_SUM, inter);
+    check("allreduce on an intercommunicator", got, want, sizeof got);
+    expect(ALLREDUCE, 0);
+    MPI_Barrier(inter);
+    expect(BARRIER, 0);
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&local);
+  }
   /* A bad argument is MPI's error, raised the MPI way. */
   MPI_Comm comm;
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);
