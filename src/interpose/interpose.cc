@@ -49,6 +49,13 @@ int mode() {
   return m;
 }
 
+// Whether any call with buffers may go to Chorus.  "device" in a build
+// without CUDA cannot: then no call pays for the probe and the agreement.
+bool canRoute() {
+  static const bool can = mode() == kAll || (mode() == kDevice && chorus_interpose_device_build());
+  return can;
+}
+
 // The flag word of this rank: whether Chorus would run its arguments (the
 // probe, a call of the MPIX_* function with the probe on), and where its
 // buffers are.
@@ -71,8 +78,7 @@ bool toChorus(Coll coll, MPI_Comm comm, Call call) {
   if (chorus_interpose_inside()) return false;  // Chorus's own MPI calls: not counted
   const int m = mode();
   bool go = false;
-  static const bool canRoute = m == kAll || (m == kDevice && chorus_interpose_device_build());
-  if (canRoute) {
+  if (canRoute()) {
     int commOk = 0;
     const int flags = localFlags(call, &commOk);
     // A communicator Chorus refuses (null, invalid, inter) is refused on
