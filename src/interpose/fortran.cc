@@ -87,11 +87,12 @@ CHORUS_FORTRAN(allreduce, mpi_allreduce, MPI_ALLREDUCE, CHORUS_F_REDUCE, (s, r, 
 CHORUS_FORTRAN(reduce, mpi_reduce, MPI_REDUCE,
                (void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *o, MPI_Fint *root, MPI_Fint *c, MPI_Fint *ierr),
                (s, r, n, t, o, root, c, ierr), reduceF)
-CHORUS_FORTRAN(bcast, mpi_bcast, MPI_BCAST, (void *b, MPI_Fint *n, MPI_Fint *t, MPI_Fint *root, MPI_Fint *c, MPI_Fint *ierr),
+CHORUS_FORTRAN(bcast, mpi_bcast, MPI_BCAST,
+               (void *b, MPI_Fint *n, MPI_Fint *t, MPI_Fint *root, MPI_Fint *c, MPI_Fint *ierr),
                (b, n, t, root, c, ierr), bcastF)
 CHORUS_FORTRAN(allgather, mpi_allgather, MPI_ALLGATHER, CHORUS_F_BLOCKS, (s, sn, st, r, rn, rt, c, ierr), allgatherF)
-CHORUS_FORTRAN(reduce_scatter_block, mpi_reduce_scatter_block, MPI_REDUCE_SCATTER_BLOCK, CHORUS_F_REDUCE, (s, r, n, t, o, c, ierr),
-               reduceScatterBlockF)
+CHORUS_FORTRAN(reduce_scatter_block, mpi_reduce_scatter_block, MPI_REDUCE_SCATTER_BLOCK, CHORUS_F_REDUCE,
+               (s, r, n, t, o, c, ierr), reduceScatterBlockF)
 CHORUS_FORTRAN(alltoall, mpi_alltoall, MPI_ALLTOALL, CHORUS_F_BLOCKS, (s, sn, st, r, rn, rt, c, ierr), alltoallF)
 CHORUS_FORTRAN(barrier, mpi_barrier, MPI_BARRIER, (MPI_Fint * c, MPI_Fint *ierr), (c, ierr), barrierF)
 CHORUS_FORTRAN(finalize, mpi_finalize, MPI_FINALIZE, (MPI_Fint * ierr), (ierr), finalizeF)
