@@ -9,7 +9,8 @@
 # MODE is CHORUS_INTERPOSE (all, device, off); LAYOUT a CHORUS_TEST_LAYOUT
 # of nodes played on this machine (../mpi/hostid-wrap.sh), UCX over tcp, or
 # "-" for one node; PROGRAM test_interpose (C, the default),
-# test_interpose_f (use mpi) or test_interpose_f08 (use mpi_f08).
+# test_interpose_linked (the same, linked with the library instead of
+# preloaded), test_interpose_f (use mpi) or test_interpose_f08 (use mpi_f08).
 set -u
 np=$1 mode=$2 layout=${3:-} prog=${4:-test_interpose}
 [ "$layout" = - ] && layout=
@@ -36,11 +37,13 @@ export CHORUS_INTERPOSE=$mode CHORUS_DEBUG=INFO CHORUS_DEBUG_SUBSYS=COLL CHORUS_
 unset CHORUS_DEBUG_FILE
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-echo "$mpirun -np $np $flags $wrap env LD_PRELOAD=$lib ./$prog (CHORUS_INTERPOSE=$mode${layout:+ CHORUS_TEST_LAYOUT=$layout})"
+preload=$lib
+case $prog in *_linked) preload= ;; esac
+echo "$mpirun -np $np $flags $wrap env LD_PRELOAD=$preload ./$prog (CHORUS_INTERPOSE=$mode${layout:+ CHORUS_TEST_LAYOUT=$layout})"
 # Only the ranks get the library: mpirun itself is no MPI program.
 # shellcheck disable=SC2086
 timeout --kill-after=10 "${CHORUS_TEST_TIMEOUT:-300}" "$mpirun" -np "$np" $flags $wrap \
-  env LD_PRELOAD="$lib" LD_LIBRARY_PATH="$top/src/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+  env LD_PRELOAD="$preload" LD_LIBRARY_PATH="$top/src/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
   "./$prog" </dev/null >"$out" 2>&1
 rc=$?
 grep -v "CHORUS INFO" "$out"
