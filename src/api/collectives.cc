@@ -136,6 +136,10 @@ int run(ApiCall &call, Context &ctx, const CollRequest &req, uint64_t seq, Trace
 int execute(ApiCall &call, CollRequest &&req, size_t planBytes, MPIX_Gpu_stream stream = nullptr, bool enqueue = false) {
   bool onDevice = false;
   if (!locateBuffers(call, req.sendbuf, req.recvbuf, &onDevice)) return call.code();
+  if (t_probe.active) {  // the interposer's question is answered: Chorus would run it
+    t_probe.where = onDevice ? 1 : 0;
+    return MPI_SUCCESS;
+  }
   Context *ctx = call.context();
   Status s = ctx ? Status::Ok : contextGet(call.comm(), &ctx);
   if (s != Status::Ok)

@@ -7,9 +7,16 @@
 
 namespace chorus {
 
-ApiCall::ApiCall(const char *name, MPI_Comm comm) : name_(name), comm_(comm) {}
+thread_local ApiProbe t_probe __attribute__((tls_model("initial-exec")));
+thread_local int t_apiDepth __attribute__((tls_model("initial-exec"))) = 0;
+
+ApiCall::ApiCall(const char *name, MPI_Comm comm) : name_(name), comm_(comm) { ++t_apiDepth; }
 
 int ApiCall::fail(ErrorClass cls, const char *fmt, ...) {
+  if (t_probe.active) {  // a probe only wants to know that Chorus would refuse
+    code_ = MPI_ERR_OTHER;
+    return code_;
+  }
   char text[MPI_MAX_ERROR_STRING - 64];
   va_list ap;
   va_start(ap, fmt);
@@ -28,6 +35,7 @@ bool ApiCall::checkComm() {
   if (comm_ != MPI_COMM_NULL && (ctx_ = contextCached(comm_))) {
     rank_ = ctx_->rank;
     size_ = ctx_->nranks;
+    t_probe.commOk = true;
     return true;
   }
   int initialized = 0, finalized = 0;
@@ -35,7 +43,8 @@ bool ApiCall::checkComm() {
   MPI_Finalized(&finalized);
   if (!initialized || finalized) {
     // No error handler can run without MPI: just report.
-    fprintf(stderr, "CHORUS: %s called %s\n", name_, initialized ? "after MPI_Finalize" : "before MPI_Init");
+    if (!t_probe.active)
+      fprintf(stderr, "CHORUS: %s called %s\n", name_, initialized ? "after MPI_Finalize" : "before MPI_Init");
     code_ = MPI_ERR_OTHER;
     return false;
   }
@@ -48,6 +57,7 @@ bool ApiCall::checkComm() {
   if ((ctx_ = contextFind(comm_))) {
     rank_ = ctx_->rank;
     size_ = ctx_->nranks;
+    t_probe.commOk = true;
     return true;
   }
   int inter = 0;
@@ -62,6 +72,7 @@ bool ApiCall::checkComm() {
   }
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
+  t_probe.commOk = true;
   return true;
 }
 

@@ -15,9 +15,27 @@ namespace chorus {
 
 struct Context;
 
+// The interposition library (src/interpose) asks "would Chorus run this
+// call?" by calling the MPIX_* entry point with a probe on: every check runs
+// as for a real call, but a failed one raises nothing and the call returns
+// before any data moves, so the answer can never drift from the checks.
+struct ApiProbe {
+  bool active = false;
+  bool commOk = false;  // checkComm passed (the rest may still fail)
+  int where = -1;       // -1 no buffer was looked at (count 0), 0 host, 1 device
+};
+extern thread_local ApiProbe t_probe __attribute__((tls_model("initial-exec")));
+// Nonzero while this thread is inside an MPIX_* call: the MPI_* calls Chorus
+// makes itself (its bootstrap allgathers on the user's communicator) must
+// reach MPI, not loop back into Chorus through the interposer.
+extern thread_local int t_apiDepth __attribute__((tls_model("initial-exec")));
+
 class ApiCall {
  public:
   ApiCall(const char *name, MPI_Comm comm);
+  ~ApiCall() { --t_apiDepth; }
+  ApiCall(const ApiCall &) = delete;
+  ApiCall &operator=(const ApiCall &) = delete;
 
   bool failed() const { return code_ != MPI_SUCCESS; }
   int code() const { return code_; }

@@ -76,7 +76,12 @@ enum class ParamKind { Choice, Integer, Size, List };
   X(Stats, Integer, "CHORUS_STATS", "0", "0..1",                                                  \
     "1: count calls, bytes, time and the algorithms chosen per communicator and collective, and " \
     "print them on stderr when the communicator's context is released (MPIX_Comm_gpu_free, "      \
-    "MPI_Comm_free, MPI_Finalize).")
+    "MPI_Comm_free, MPI_Finalize).")                                                               \
+  X(Interpose, Choice, "CHORUS_INTERPOSE", "device", "device,all,off",                            \
+    "Routing of libchorus_mpi.so (the MPI_* interposition library): device sends MPI "            \
+    "collectives on device buffers to Chorus, all those on host buffers too, off sends "           \
+    "everything to MPI. Calls Chorus does not support always go to MPI. Every rank must set it "   \
+    "alike.")
 
 enum class ParamId : int {
 #define CHORUS_PARAM_ID(id, kind, env, def, accepted, help) id,

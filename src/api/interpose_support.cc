@@ -1,0 +1,49 @@
+// What libchorus_mpi.so (src/interpose) needs from the library: its setting,
+// the probe of the MPIX_* checks, whether this thread is inside Chorus, and
+// the logger.  A private ABI between the two libraries (chorus_interpose_*
+// in chorus.map), deliberately not in chorus.h.
+#include "api/validate.h"
+#include "core/log.h"
+#include "core/params.h"
+
+using namespace chorus;
+
+extern "C" {
+
+// CHORUS_INTERPOSE: 0 off, 1 device, 2 all.
+int chorus_interpose_mode(void) {
+  const char *mode = paramString(ParamId::Interpose);
+  if (mode[0] == 'a' || mode[0] == 'A') return 2;
+  if (mode[0] == 'o' || mode[0] == 'O') return 0;
+  return 1;
+}
+
+// Whether this build can see device buffers at all.  Without CUDA, "device"
+// routes nothing, and every rank knows it without agreeing (all ranks of a
+// job run the same build).
+int chorus_interpose_device_build(void) {
+#ifdef CHORUS_HAVE_CUDA
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+void chorus_interpose_probe_begin(void) { t_probe = ApiProbe{true, false, -1}; }
+
+// After the probed MPIX_* call returned `rc`: 1 when Chorus would have run
+// it, 0 when it refused; *where and *commOk as in ApiProbe.
+int chorus_interpose_probe_end(int rc, int *where, int *commOk) {
+  t_probe.active = false;
+  *where = t_probe.where;
+  *commOk = rc == MPI_SUCCESS || t_probe.commOk;
+  return rc == MPI_SUCCESS;
+}
+
+int chorus_interpose_inside(void) { return t_apiDepth > 0; }
+
+int chorus_interpose_info_enabled(void) { return logEnabled(LogLevel::Info, kSubsysColl); }
+
+void chorus_interpose_info(const char *line) { CHORUS_INFO(kSubsysColl, "%s", line); }
+
+}  // extern "C"

@@ -1,0 +1,98 @@
+// The Fortran entry points of the seven collectives, for MPIs whose Fortran
+// bindings do not reach the C MPI_* functions (and so would bypass
+// interpose.cc).  Open MPI 4.1's do not: its mpif.h and `use mpi` procedures
+// (mpi_allreduce_ and its aliases in libmpi_mpifh) call PMPI_Allreduce, and
+// its `use mpi_f08` procedures (mpi_allreduce_f08_ in libmpi_usempif08) call
+// ompi_allreduce_f in libmpi_mpifh, which calls PMPI_Allreduce too.  So each
+// collective is defined here under the four names compilers give the
+// mpif.h/`use mpi` procedure and under Open MPI's ompi_*_f, which the f08
+// procedures reach through the dynamic linker.  Each converts the handles
+// and Fortran's MPI_IN_PLACE, and calls the C function of interpose.cc, so a
+// Fortran call is routed, counted and reported as a C call is.
+#include <mpi.h>
+
+extern "C" {
+// Open MPI's Fortran MPI_IN_PLACE and MPI_BOTTOM are the addresses of these
+// common blocks; weak, so that the library loads under an MPI without them.
+extern int mpi_fortran_in_place_ __attribute__((weak));
+extern int mpi_fortran_bottom_ __attribute__((weak));
+}
+
+namespace {
+
+const void *cBuffer(const void *buf) {
+  if (&mpi_fortran_in_place_ && buf == &mpi_fortran_in_place_) return MPI_IN_PLACE;
+  if (&mpi_fortran_bottom_ && buf == &mpi_fortran_bottom_) return MPI_BOTTOM;
+  return buf;
+}
+void *cBuffer(void *buf) { return const_cast<void *>(cBuffer(static_cast<const void *>(buf))); }
+
+MPI_Comm comm(const MPI_Fint *f) { return PMPI_Comm_f2c(*f); }
+MPI_Datatype type(const MPI_Fint *f) { return PMPI_Type_f2c(*f); }
+MPI_Op op(const MPI_Fint *f) { return PMPI_Op_f2c(*f); }
+void setError(MPI_Fint *ierr, int rc) {
+  if (ierr) *ierr = rc;
+}
+
+void allreduceF(void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *o, MPI_Fint *c, MPI_Fint *ierr) {
+  setError(ierr, MPI_Allreduce(cBuffer(s), cBuffer(r), *n, type(t), op(o), comm(c)));
+}
+void reduceF(void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *o, MPI_Fint *root, MPI_Fint *c, MPI_Fint *ierr) {
+  setError(ierr, MPI_Reduce(cBuffer(s), cBuffer(r), *n, type(t), op(o), *root, comm(c)));
+}
+void bcastF(void *b, MPI_Fint *n, MPI_Fint *t, MPI_Fint *root, MPI_Fint *c, MPI_Fint *ierr) {
+  setError(ierr, MPI_Bcast(cBuffer(b), *n, type(t), *root, comm(c)));
+}
+void allgatherF(void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt, MPI_Fint *c,
+                MPI_Fint *ierr) {
+  setError(ierr, MPI_Allgather(cBuffer(s), *sn, type(st), cBuffer(r), *rn, type(rt), comm(c)));
+}
+void reduceScatterBlockF(void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *o, MPI_Fint *c, MPI_Fint *ierr) {
+  setError(ierr, MPI_Reduce_scatter_block(cBuffer(s), cBuffer(r), *n, type(t), op(o), comm(c)));
+}
+void alltoallF(void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt, MPI_Fint *c,
+               MPI_Fint *ierr) {
+  setError(ierr, MPI_Alltoall(cBuffer(s), *sn, type(st), cBuffer(r), *rn, type(rt), comm(c)));
+}
+void barrierF(MPI_Fint *c, MPI_Fint *ierr) { setError(ierr, MPI_Barrier(comm(c))); }
+// For the routing report of interpose.cc's MPI_Finalize.
+void finalizeF(MPI_Fint *ierr) { setError(ierr, MPI_Finalize()); }
+
+}  // namespace
+
+// Every name of one procedure: gfortran's (one underscore), g77's and
+// f2c's (two), IBM's (none), upper case (Cray, Intel on Windows), and Open
+// MPI's ompi_*_f.
+// Under another MPI (no Open MPI MPI_IN_PLACE to recognise, so an in-place
+// call would be wrong) the call goes to that MPI's own pmpi_*_ untouched.
+#define CHORUS_FORTRAN(name, lower, upper, params, args, impl)                           \
+  extern "C" {                                                                     \
+  void pmpi_##lower##_ params __attribute__((weak));                               \
+  static void lower##_routed params {                                              \
+    if (!&mpi_fortran_in_place_ && pmpi_##lower##_) return pmpi_##lower##_ args;   \
+    impl args;                                                                     \
+  }                                                                                \
+  void lower##_ params { lower##_routed args; }                                    \
+  void lower##__ params { lower##_routed args; }                                   \
+  void lower params { lower##_routed args; }                                       \
+  void upper params { lower##_routed args; }                                       \
+  void ompi_##name##_f params { lower##_routed args; }                            \
+  }
+
+#define CHORUS_F_REDUCE (void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *o, MPI_Fint *c, MPI_Fint *ierr)
+#define CHORUS_F_BLOCKS \
+  (void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt, MPI_Fint *c, MPI_Fint *ierr)
+
+CHORUS_FORTRAN(allreduce, mpi_allreduce, MPI_ALLREDUCE, CHORUS_F_REDUCE, (s, r, n, t, o, c, ierr), allreduceF)
+CHORUS_FORTRAN(reduce, mpi_reduce, MPI_REDUCE,
+               (void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *o, MPI_Fint *root, MPI_Fint *c, MPI_Fint *ierr),
+               (s, r, n, t, o, root, c, ierr), reduceF)
+CHORUS_FORTRAN(bcast, mpi_bcast, MPI_BCAST,
+               (void *b, MPI_Fint *n, MPI_Fint *t, MPI_Fint *root, MPI_Fint *c, MPI_Fint *ierr),
+               (b, n, t, root, c, ierr), bcastF)
+CHORUS_FORTRAN(allgather, mpi_allgather, MPI_ALLGATHER, CHORUS_F_BLOCKS, (s, sn, st, r, rn, rt, c, ierr), allgatherF)
+CHORUS_FORTRAN(reduce_scatter_block, mpi_reduce_scatter_block, MPI_REDUCE_SCATTER_BLOCK, CHORUS_F_REDUCE,
+               (s, r, n, t, o, c, ierr), reduceScatterBlockF)
+CHORUS_FORTRAN(alltoall, mpi_alltoall, MPI_ALLTOALL, CHORUS_F_BLOCKS, (s, sn, st, r, rn, rt, c, ierr), alltoallF)
+CHORUS_FORTRAN(barrier, mpi_barrier, MPI_BARRIER, (MPI_Fint * c, MPI_Fint *ierr), (c, ierr), barrierF)
+CHORUS_FORTRAN(finalize, mpi_finalize, MPI_FINALIZE, (MPI_Fint * ierr), (ierr), finalizeF)
