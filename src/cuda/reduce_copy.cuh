@@ -33,8 +33,32 @@ namespace chorus {
 
 namespace devprims {
 
-// 16-byte vectors each thread loads per input before the first use.
+// 16-byte vectors each thread loads per input before the first use: 4,
+// or 2 for the functors whose fold of a vector is long (AVG divides every
+// element, the logical ops compare each byte): with 4, their temporaries
+// outgrow the 128 registers and ptxas spilled in the sm_80 allreduce
+// kernels (4-36 B).  Those ops keep half the bytes in flight (16 channels
+// x 16 KiB of stores, ~260 GB/s by Little's law); every other op, and the
+// copy collectives, keep 4.
 constexpr int kUnroll = 4;
+template <typename Func>
+struct LongFold {
+  static constexpr bool value = Func::kNeedsFinalize;
+};
+template <typename T>
+struct LongFold<FuncLAnd<T>> {
+  static constexpr bool value = true;
+};
+template <typename T>
+struct LongFold<FuncLOr<T>> {
+  static constexpr bool value = true;
+};
+template <typename T>
+struct LongFold<FuncLXor<T>> {
+  static constexpr bool value = true;
+};
+template <typename Func>
+constexpr int kUnrollFor = LongFold<Func>::value ? kUnroll / 2 : kUnroll;
 
 // Raw bits of one element, loaded bypassing L1 (peers write FIFO slots
 // behind the cache's back).  p must be aligned to sizeof(T).
@@ -237,7 +261,7 @@ __device__ __forceinline__ void foldElem(const T *const *in, int nin, T *const *
 // block.  Inputs fold left to right, as on the host, so results are
 // bitwise the host's whatever path an element takes.  The body runs in
 // 16-byte vectors on a grid aligned to the last output (see the top of the
-// file), kUnroll per thread per round, then one per thread; the elements
+// file), kUnrollFor<Func> per thread per round, then one per thread; the elements
 // before and after it run one by one.  Also driven by the reduce-copy
 // benchmark (tests/gpu/reduce_copy_bench.cu).
 template <typename T, typename Func>
@@ -264,10 +288,10 @@ __device__ void reduceCopy(const T *const *in, int nin, T *const *out, int nout,
   const size_t off = head + 16 * first;  // byte of the grid's vector 0
   const size_t e0 = nvec ? off / kSize : n, e1 = nvec ? e0 + nvec * (16 / kSize) : n;
 
+  constexpr int U = kUnrollFor<Func>;
   const size_t tid = threadIdx.x, nt = blockDim.x;
   size_t v = tid;
-  for (; v + (kUnroll - 1) * nt < nvec; v += kUnroll * nt)
-    foldVecs<kUnroll, T, Func>(in, nin, out, nout, off, v, nt, doFinal, nranks);
+  for (; v + (U - 1) * nt < nvec; v += U * nt) foldVecs<U, T, Func>(in, nin, out, nout, off, v, nt, doFinal, nranks);
   for (; v < nvec; v += nt) foldVecs<1, T, Func>(in, nin, out, nout, off, v, nt, doFinal, nranks);
   for (size_t e = tid; e < e0; e += nt) foldElem<T, Func>(in, nin, out, nout, e, doFinal, nranks);
   for (size_t e = e1 + tid; e < n; e += nt) foldElem<T, Func>(in, nin, out, nout, e, doFinal, nranks);
