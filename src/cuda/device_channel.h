@@ -8,17 +8,40 @@
 
 namespace chorus {
 
-constexpr int kCudaMaxChannels = 4;          // blocks (channels) per collective
-// Threads per block.  The CPU emulation (src/cuda/emu) runs each as a host
-// thread, so it takes a single warp's worth: still enough that every loop
-// strides and every barrier waits for others.
+// Sizes of the device engine, designed from Little's law (bytes in flight =
+// bandwidth x latency), not measured: no GPU has run them yet.  The
+// figures (perf/RESULTS.md, GPU) for NVLink at ~450 GB/s per direction and
+// ~1 us, which needs ~450 KB in flight:
+//  - a block (channel) of 512 threads, each with 4 vectors of 16 bytes per
+//    input in flight (reduce_copy.cuh): 32 KiB per input, 64 KiB for the
+//    two inputs of a ring step, per SM; its stores to the peer, 32 KiB a
+//    round, stay in flight while it loads the next;
+//  - 16 channels for large messages: 16 x 32 KiB = 512 KiB of stores to
+//    the next GPU in flight, above the ~450 KB the link needs (4 channels,
+//    the old maximum, had ~16 KiB per SM and 64 KiB in all: ~65-110 GB/s);
+//  - 128 KiB slots, 4 per FIFO: a slot is two rounds of a block, and the
+//    FIFO memory per rank, one FIFO per peer, channel and protocol, stays
+//    at 2 x 16 x nranks x 544 KiB: 136 MiB at 8 ranks (the old 256 KiB
+//    slots took 66 MiB at 4 channels and would take 264 MiB at 16);
+//    cuda_executor.cc lowers the channels of larger communicators to keep
+//    it under kCudaFifoBudget.
+// Threads per block: registers per thread are 65536 / 512 = 128 at one
+// block per SM (__launch_bounds__(kCudaThreads, 1)); scripts/check-ptx.sh
+// proves no instantiation spills.  The CPU emulation (src/cuda/emu) runs
+// each thread as a host thread, so it takes a single warp's worth (still
+// enough that every loop strides and every barrier waits for others) and
+// 4 channels (4 ranks x 4 blocks x 32 threads on 2 cores).
 #ifdef CHORUS_CUDA_EMULATION
 constexpr int kCudaThreads = 32;
+constexpr int kCudaMaxChannels = 4;
 #else
 constexpr int kCudaThreads = 512;
+constexpr int kCudaMaxChannels = 16;  // blocks (channels) per collective
 #endif
-constexpr size_t kCudaSlotBytes = 256 * 1024;
+constexpr size_t kCudaSlotBytes = 128 * 1024;
 constexpr int kCudaSlots = 4;
+// Device FIFO memory per rank above which a communicator gets fewer channels.
+constexpr size_t kCudaFifoBudget = size_t(160) << 20;
 
 // Protocols of the device primitives.
 //   Simple: the sender fills a slot, fences, then bumps the tail counter.

@@ -84,9 +84,15 @@ __device__ void runAlgorithm(const CollArgs &a, Algo algo, Prims &prims, T *scra
 
 }  // namespace kernel_detail
 
-// One block per channel, kCudaThreads threads.
+// One block per channel, kCudaThreads threads.  The 1 in the launch bounds
+// (one block per SM, which is all a collective runs: a channel per SM) lets
+// ptxas give each thread 65536 / 512 = 128 registers; with the default it
+// kept two blocks' room, 64, and spilled in the FuncMax<double> and
+// FuncProd<double> kernels (up to 252 B of spill stores).  The unrolled
+// reduce-copy (reduce_copy.cuh) needs 32-48 of them for data; ptxas's
+// report of every instantiation is checked by scripts/check-ptx.sh.
 template <Coll C, typename T, typename Func, int P>
-__global__ void __launch_bounds__(kCudaThreads) collKernel(DevCollArgs args) {
+__global__ void __launch_bounds__(kCudaThreads, 1) collKernel(DevCollArgs args) {
   CHORUS_BLOCK_SHARED(int, sPending);
   CHORUS_BLOCK_SHARED(int, sError);
   if (threadIdx.x == 0) {

@@ -30,7 +30,7 @@ using namespace chorus;
   } while (0)
 
 template <typename T>
-__global__ void __launch_bounds__(kCudaThreads) reduceCopyKernel(const T *a, const T *b, T *out, size_t n) {
+__global__ void __launch_bounds__(kCudaThreads, 1) reduceCopyKernel(const T *a, const T *b, T *out, size_t n) {
   // Each block takes a contiguous piece, like a channel does.
   const size_t per = (n + gridDim.x - 1) / gridDim.x;
   const size_t per16 = (per + 15) / 16 * 16;

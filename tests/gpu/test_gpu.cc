@@ -54,7 +54,7 @@ cudaStream_t g_stream = nullptr;
 // kCudaSlotBytes (src/cuda/device_channel.h): Simple moves one slot per
 // step, LL half of one; sizes on either side of both exercise the slicing
 // and the split over channels.
-constexpr size_t kSlotBytes = 256 * 1024;
+constexpr size_t kSlotBytes = 128 * 1024;
 constexpr size_t kLargeBytes = size_t(8) << 20;
 // Bytes past the result that must stay untouched (LL stores 8-byte units;
 // a partial last unit must not spill).
@@ -391,6 +391,9 @@ struct Case {
   const OpInfo *op;  // null for the copy collectives
   size_t count;
   int root;
+  // Bytes from cudaMalloc's alignment of sendbuf and recvbuf; -1: the
+  // default (one element off for odd counts).
+  int sendOff = -1, recvOff = -1;
 };
 
 std::string labelOf(const Case &k, const Variant &v) {
@@ -399,6 +402,7 @@ std::string labelOf(const Case &k, const Variant &v) {
            g_proto, k.count, v.name);
   std::string l = s;
   if (k.coll == Coll::Reduce || k.coll == Coll::Bcast) l += " root=" + std::to_string(k.root);
+  if (k.sendOff >= 0) l += " sendbuf+" + std::to_string(k.sendOff) + " recvbuf+" + std::to_string(k.recvOff);
   return l;
 }
 
@@ -408,9 +412,10 @@ void runVariant(const Case &k, const Variant &v, const std::vector<char> &in, co
   const size_t inBytes = in.size(), outBytes = outElems(k.coll, k.count) * t.size;
   // Odd counts run one element off cudaMalloc's alignment, so the
   // element-wise paths run too, not only 16-byte vectors.
-  const size_t shift = k.count % 2 ? t.size : 0;
-  const size_t span = shift + std::max(inBytes, outBytes) + kGuard;
-  char *dSend = g_send.get(span) + shift;
+  const size_t sendShift = k.sendOff >= 0 ? size_t(k.sendOff) : k.count % 2 ? t.size : 0;
+  const size_t shift = k.recvOff >= 0 ? size_t(k.recvOff) : k.count % 2 ? t.size : 0;
+  const size_t span = std::max(shift, sendShift) + std::max(inBytes, outBytes) + kGuard;
+  char *dSend = g_send.get(span) + sendShift;
   char *dRecvBase = g_recv.get(span), *dRecv = dRecvBase + shift;
   CUDA_OK(cudaMemset(dRecvBase, kSentinel, span));
   const bool isRoot = g_rank == k.root;
@@ -556,6 +561,26 @@ void runSuite() {
       for (Coll c : copies)
         runCase(Case{c, &copyTypes[ti], nullptr, counts[si], int(si % size_t(g_size))},
                 seedOf(c, 100 + ti, 0, counts[si]), true);
+  }
+
+  // Buffers at byte offsets from cudaMalloc's alignment, equal and mutually
+  // different, so the data mover's peeled heads, shifted loads and narrow
+  // stores (src/cuda/reduce_copy.cuh) run, over one and several channels.
+  // Floats stay 4-byte aligned, as C requires.
+  const int byteOffsets[][2] = {{1, 1}, {1, 4}, {4, 8}, {8, 3}, {0, 5}};
+  const int floatOffsets[][2] = {{4, 4}, {4, 8}, {8, 12}, {12, 0}};
+  const TypeInfo &int8 = reduceTypes[0], &flt = reduceTypes[8];
+  for (size_t count : {size_t(1031), 2 * kSlotBytes + 5}) {
+    for (const auto &o : byteOffsets) {
+      const int which = o[0] * 16 + o[1];
+      for (Coll c : copies)
+        runCase(Case{c, &copyTypes[0], nullptr, count, 1 % g_size, o[0], o[1]}, seedOf(c, 150, which, count), false);
+      runCase(Case{Coll::Allreduce, &int8, &ops[0], count, 0, o[0], o[1]}, seedOf(Coll::Allreduce, 151, which, count),
+              false);
+    }
+    for (const auto &o : floatOffsets)
+      runCase(Case{Coll::Allreduce, &flt, &ops[0], count, 0, o[0], o[1]},
+              seedOf(Coll::Allreduce, 152, o[0] * 16 + o[1], count), false);
   }
 }
 
