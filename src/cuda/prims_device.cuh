@@ -181,7 +181,7 @@ class DevicePrims {
     w.raw = 0;
     constexpr int kPer = 8 / sizeof(T);
     for (int k = 0; k < kPer && u * 8 + k * sizeof(T) < nbytes; ++k)
-      w.elem[k] = devprims::loadElem(reinterpret_cast<const T *>(c) + k);
+      w.elem[k] = devprims::loadElemAny(reinterpret_cast<const T *>(c) + k);  // p may be misaligned for T
     return w.raw;
   }
 
@@ -194,7 +194,8 @@ class DevicePrims {
     devprims::Vec8<T> w;
     w.raw = raw;
     constexpr int kPer = 8 / sizeof(T);
-    for (int k = 0; k < kPer && u * 8 + k * sizeof(T) < nbytes; ++k) reinterpret_cast<T *>(c)[k] = w.elem[k];
+    for (int k = 0; k < kPer && u * 8 + k * sizeof(T) < nbytes; ++k)
+      devprims::storeElemAny(reinterpret_cast<T *>(c) + k, w.elem[k]);
   }
 
   // Wait for LL unit `u` (two 8-byte lines) of a receive slot to carry
