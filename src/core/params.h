@@ -72,7 +72,12 @@ enum class ParamKind { Choice, Integer, Size, List };
   X(Stats, Integer, "CHORUS_STATS", "0", "0..1",                                                  \
     "1: count calls, bytes, time and the algorithms chosen per communicator and collective, and " \
     "print them on stderr when the communicator's context is released (MPIX_Comm_gpu_free, "      \
-    "MPI_Comm_free, MPI_Finalize).")
+    "MPI_Comm_free, MPI_Finalize).")                                                              \
+  X(Checksum, Integer, "CHORUS_CHECKSUM", "0", "0..1",                                            \
+    "1: every message through a host FIFO (shared memory, UCX, publish rings) carries a checksum " \
+    "that its receiver verifies; a corrupted one fails the collective with an error naming the "  \
+    "link (sending rank -> receiving rank, message number) instead of giving a wrong answer. One " \
+    "more pass over each message on both ends; device kernels do not checksum.")
 
 enum class ParamId : int {
 #define CHORUS_PARAM_ID(id, kind, env, def, accepted, help) id,
