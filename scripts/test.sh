@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test.sh - build Chorus (scripts/setup.sh) and run make check in _build,
-# then the GPU tier on the CPU emulation of CUDA in _build_emu.
+# then the GPU tier on the CPU emulation of CUDA in _build_emu, then the
+# sanitizer stage in _build_asan.
 #
 # Test programs are built in parallel, then run with -j1: the multi-rank
 # tests are mpirun jobs and must not compete for the cores.  The last line
@@ -15,7 +16,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_op=^avx  # Open MPI 4.1.4's AVX int8 sums saturate
 
 # Stale results of renamed or removed tests would be counted otherwise.
-for dir in _build _build_emu; do
+for dir in _build _build_emu _build_asan; do
   if [ -d "$dir" ]; then
     find "$dir" -name '*.trs' -type f -delete
   fi
@@ -43,11 +44,41 @@ if [ "${CHORUS_TEST_EMULATION:-1}" != 0 ]; then
     CHORUS_TEST_PROTOS=${CHORUS_TEST_PROTOS:-simple ll} make -C _build_emu/tests/gpu -k -j1 check </dev/null
   emu_status=$?
 fi
+
+# The sanitizers: AddressSanitizer and UndefinedBehaviorSanitizer on the
+# unit tests and on multi-rank tests chosen to cross every boundary (shared
+# memory, UCX between played nodes, ring, tree, direct, a killed rank,
+# corrupted messages), in _build_asan (host only, -O1).
+# tests/sanitizers/README.md explains the run environment and suppressions.
+# CHORUS_TEST_SANITIZERS=0 leaves it out.
+asan_status=0
+asan_tests="coll-np3-ring.test coll-np3-tree.test coll-np4-direct.test coll-np4-2x2.test kill-np3-one.test
+  kill-np2-each.test checksum-np2-one.test checksum-np4-2x2.test"
+asan_programs="test_collectives test_kill test_checksum"
+if [ "${CHORUS_TEST_SANITIZERS:-1}" != 0 ]; then
+  mkdir -p _build_asan
+  (
+    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_odr_violation=0:fast_unwind_on_malloc=0
+    export OMPI_MCA_mca_base_component_disable_dlclose=1 PMIX_MCA_mca_base_component_disable_dlclose=1
+    export LSAN_OPTIONS=suppressions=$root/tests/sanitizers/lsan.supp:print_suppressions=0
+    export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+    export UCX_MEM_EVENTS=no CHORUS_TEST_HUGE_MB=0
+    cd _build_asan &&
+      { [ -f Makefile ] || ../configure --without-cuda --disable-fortran --enable-sanitizers \
+          CXXFLAGS="-O1 -g" CFLAGS="-O1 -g" ${CHORUS_CONFIGURE_FLAGS:-}; } &&
+      make -C src -j"${CHORUS_JOBS:-2}" && make -C tools -j"${CHORUS_JOBS:-2}" &&
+      make -C tests/unit -j"${CHORUS_JOBS:-2}" check &&
+      make -C tests/mpi -j"${CHORUS_JOBS:-2}" $asan_programs &&
+      make -C tests/mpi -k -j1 check check_PROGRAMS="$asan_programs" TESTS="$(echo $asan_tests)" </dev/null
+  )
+  asan_status=$?
+fi
 set -e
 
 [ -d _build ] || { echo "test.sh: no _build"; echo "0 passed, 0 failed, 0 skipped"; exit 1; }
 builds=(_build)
 [ -d _build_emu ] && [ "${CHORUS_TEST_EMULATION:-1}" != 0 ] && builds+=(_build_emu)
+[ -d _build_asan ] && [ "${CHORUS_TEST_SANITIZERS:-1}" != 0 ] && builds+=(_build_asan)
 
 # Logs of the failing tests, before the summary line.
 while IFS= read -r -d '' trs; do
@@ -63,11 +94,14 @@ fi
 if [ "$emu_status" -ne 0 ]; then
   echo "==================== the emulated GPU tier (_build_emu) exited with status $emu_status"
 fi
+if [ "$asan_status" -ne 0 ]; then
+  echo "==================== the sanitizer stage (_build_asan) exited with status $asan_status"
+fi
 
 set +e
 bash scripts/count-results.sh "${builds[@]}"
 count_status=$?
 set -e
-if [ "$count_status" -ne 0 ] || [ "$check_status" -ne 0 ] || [ "$emu_status" -ne 0 ]; then
+if [ "$count_status" -ne 0 ] || [ "$check_status" -ne 0 ] || [ "$emu_status" -ne 0 ] || [ "$asan_status" -ne 0 ]; then
   exit 1
 fi

@@ -82,8 +82,9 @@ int failCollective(ApiCall &call, Context &ctx, TraceEntry *trace, Status s, con
   traceEnd(trace, TraceState::Failed);
   publishProgress(ctx, ctx.collectives, TraceState::Failed);
   if (s == Status::Aborted) return call.failStatus(s, detail);  // reported (and written) when it first failed
-  char cause[192], text[512], path[512];
-  describeCause(ctx, ctx.collectives, cause, sizeof cause);
+  char cause[192] = "", text[512], path[512];
+  // A corrupted message names its own cause, the link it came by.
+  if (s != Status::DataCorrupt) describeCause(ctx, ctx.collectives, cause, sizeof cause);
   snprintf(text, sizeof text, "%s%s", cause, detail && *detail ? detail : statusName(s));
   if (traceDump(text, path, sizeof path))
     CHORUS_WARN("%s; flight recorder written to %s (chorus_trace reads every rank's)", text, path);

@@ -18,6 +18,7 @@ constexpr const char *kClassText[] = {
     "Chorus: timed out waiting for a peer",
     "Chorus: internal error",
     "Chorus: a peer process died",
+    "Chorus: a message arrived corrupted (CHORUS_CHECKSUM)",
 };
 
 // Distinct messages are few (arguments x values seen); past this bound new
@@ -66,6 +67,7 @@ ErrorClass errorClassOf(Status s) {
     case Status::Unsupported: return ErrorClass::Unsupported;
     case Status::Timeout: return ErrorClass::Timeout;
     case Status::PeerFailed: return ErrorClass::PeerFailed;
+    case Status::DataCorrupt: return ErrorClass::Corrupt;
     default: return ErrorClass::Internal;
   }
 }

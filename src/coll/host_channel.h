@@ -56,6 +56,13 @@ struct HostChannel {
   // [nranks] pids of the peers on this machine, 0 for the others: a long
   // wait checks about once a second that they still live (Context::watchedPids).
   const int32_t *watchedPids = nullptr;
+  // Tests only (CHORUS_CHECKSUM): flip a byte of message `corruptMessage`
+  // (1-based, as in errors) to rank `corruptPeer`, or of slice
+  // `corruptPublished` of this rank's publish ring, after its checksum is
+  // taken, as a fault on the way would.  Nothing else sets them.
+  int corruptPeer = -1;
+  uint64_t corruptMessage = 0;
+  uint64_t corruptPublished = 0;
 };
 
 // Block until the counter or flag `word` reaches `target` (acquire),

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "coll/checksum.h"
 #include "coll/functors.h"
 #include "coll/host_channel.h"
 #include "core/log.h"
@@ -83,6 +84,13 @@ class HostPrims {
     }
     T *slot = reinterpret_cast<T *>(ring.slot(ring.step));
     memcpy(slot, src, n * sizeof(T));
+    if (ring.sums) {
+      ring.sums[ring.step % kInlineSlots] = messageChecksum(slot, n * sizeof(T));
+      if (ch_.corruptPublished == ring.step + 1 && n > 0) {  // tests only (HostChannel)
+        ch_.corruptPublished = 0;
+        reinterpret_cast<unsigned char *>(slot)[0] ^= 0x01;
+      }
+    }
     storeRelease(&ring.header->tail, ++ring.step);
     if (dst && dst != src) memcpy(dst, src, n * sizeof(T));
   }
@@ -91,6 +99,7 @@ class HostPrims {
     if (!ok()) return;
     FifoEnd &ring = ch_.publish[peer];
     if (!wait(&ring.header->tail.value, ring.step + 1, peer, true)) return;
+    if (ring.sums && !checksumMatches(ring, ring.slot(ring.step), n * sizeof(T), "publish ring")) return;
     memcpy(dst, ring.slot(ring.step), n * sizeof(T));
     storeRelease(publishConsumed(ring, ch_.rank), ++ring.step);
   }
@@ -143,6 +152,9 @@ class HostPrims {
       } else {
         in[nin++] = reinterpret_cast<const T *>(e.slot(e.step));
       }
+      // Checked before anything is folded, written or credited: a corrupt
+      // message leaves every output untouched.
+      if (e.sums && !checksumMatches(e, in[nin - 1], n * sizeof(T), inlined ? "inline" : "full slot")) return;
     }
     if ((flags & kSrc) && (!doRecv || srcPosition_ >= nrecv_)) in[nin++] = src;
 
@@ -178,9 +190,18 @@ class HostPrims {
       if (toDst && out[0] != dst) dstFrom = (nin == 1 && !finalize) ? in[0] : out[0];
     }
 
+    // Every send slot holds a copy of out[0] (or the inline staging): one sum for all.
+    const uint64_t sum = (doSend && send_[0]->sums) ? messageChecksum(nout > 0 ? out[0] : nullptr, n * sizeof(T)) : 0;
     for (int i = 0; doSend && i < nsend_; ++i) {
       FifoEnd &e = *send_[i];
-      if (inlined) scatterInline(staged[kMaxPrimPeers], e.inlineSlot(e.step), n * sizeof(T), e.step + 1);
+      const unsigned char *inlineFrom = staged[kMaxPrimPeers];
+      alignas(kInlineLineBytes) unsigned char flipped[kInlineMaxBytes];
+      if (e.sums) {
+        e.sums[e.step % kInlineSlots] = sum;
+        if (ch_.corruptPeer == e.peer && ch_.corruptMessage == e.step + 1 && n > 0)
+          inlineFrom = corruptOnTheWay(e, inlined, inlineFrom, flipped, n, dst, dstFrom);
+      }
+      if (inlined) scatterInline(inlineFrom, e.inlineSlot(e.step), n * sizeof(T), e.step + 1);
       // Inline receivers do not read the tail, but later full-size messages
       // on this FIFO wait for it to count every message.
       storeRelease(&e.header->tail, ++e.step);
@@ -251,6 +272,46 @@ class HostPrims {
         memcpy(lines[l].payload, from + off, bytes - off < kInlineLinePayload ? bytes - off : kInlineLinePayload);
       storeRelease(&lines[l].flag, message);
     }
+  }
+
+  // CHORUS_CHECKSUM: whether message `e.step` of a receive FIFO (or publish
+  // ring) is what its sender summed; if not, the error names the link.
+  bool checksumMatches(const FifoEnd &e, const void *msg, size_t bytes, const char *kind) {
+    const uint64_t sent = e.sums[e.step % kInlineSlots];
+    const uint64_t got = messageChecksum(msg, bytes);
+    if (got == sent) return true;
+    snprintf(ch_.errorText, sizeof ch_.errorText,
+             "%s (%s algorithm): message %llu on the link rank %d -> rank %d (%zu bytes, %s) arrived corrupted: "
+             "checksum %016llx, sent as %016llx (CHORUS_CHECKSUM)",
+             ch_.coll, ch_.algo, (unsigned long long)(e.step + 1), e.peer, ch_.rank, bytes, kind,
+             (unsigned long long)got, (unsigned long long)sent);
+    CHORUS_WARN("%s", ch_.errorText);
+    ch_.error = Status::DataCorrupt;
+    return false;
+  }
+
+  // Tests only (HostChannel::corruptPeer): flip the first byte of the
+  // message going to e.peer, after its checksum was taken.  An inline
+  // message goes out from a flipped copy; a full slot is flipped in place,
+  // after this rank's own copy of the result has been taken from it, so
+  // that only the transfer is hurt.
+  __attribute__((noinline)) const unsigned char *corruptOnTheWay(const FifoEnd &e, bool inlined,
+                                                                 const unsigned char *inlineFrom,
+                                                                 unsigned char *flipped, size_t n, T *dst,
+                                                                 const T *&dstFrom) {
+    ch_.corruptPeer = -1;
+    if (inlined) {
+      memcpy(flipped, inlineFrom, n * sizeof(T));
+      flipped[0] ^= 0x01;
+      return flipped;
+    }
+    char *slot = e.slot(e.step);
+    if (dstFrom && reinterpret_cast<const char *>(dstFrom) == slot) {
+      if (dstFrom != dst) memcpy(dst, dstFrom, n * sizeof(T));
+      dstFrom = nullptr;
+    }
+    slot[0] ^= 0x01;
+    return inlineFrom;
   }
 
   // An algorithm cut a slice larger than a FIFO on its way (a small FIFO:

@@ -30,6 +30,7 @@ enum class Status : int {
   Aborted,          // the context was broken by an earlier failure
   PeerFailed,       // a peer process died (seen from this machine)
   InternalError,    // a bug: a broken invariant
+  DataCorrupt,      // a message failed its checksum (CHORUS_CHECKSUM)
 };
 
 const char *statusName(Status s);

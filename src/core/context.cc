@@ -87,6 +87,9 @@ int finalizeHook(MPI_Comm, int, void *, void *) {
   }
   for (Context *ctx : live) MPI_Comm_delete_attr(ctx->comm, g_contextKeyval);
   MPI_Comm_free_keyval(&g_contextKeyval);
+  // Our own keyval too (MPI frees it once this, its last attribute, is
+  // gone): valgrind counts a keyval never freed as a leak of ours.
+  MPI_Comm_free_keyval(&g_finalizeKeyval);
   return MPI_SUCCESS;
 }
 
@@ -256,18 +259,26 @@ Status bootstrap(Context &ctx) {
   // Node and machine of every rank.  They differ when CHORUS_HOSTID plays
   // several nodes on one machine, whose cores the ranks still share.
   // And each rank's place in its node's hardware, to order the rings.
-  const uint64_t mine[3] = {self.hostHash, machineIdentity(), uint64_t(topoRankKey(-1))};
-  std::vector<uint64_t> all(3 * size_t(ctx.nranks)), hosts(size_t(ctx.nranks));
+  // And whether it wants checksums: they change every FIFO's layout, so
+  // one rank asking turns them on for all.
+  const uint64_t mine[4] = {self.hostHash, machineIdentity(), uint64_t(topoRankKey(-1)),
+                            uint64_t(paramInt(ParamId::Checksum) > 0)};
+  std::vector<uint64_t> all(4 * size_t(ctx.nranks)), hosts(size_t(ctx.nranks));
   std::vector<int64_t> places(size_t(ctx.nranks));
-  CHORUS_MPICHECK(MPI_Allgather(mine, 3, MPI_UINT64_T, all.data(), 3, MPI_UINT64_T, comm));
-  int onMachine = 0;
+  CHORUS_MPICHECK(MPI_Allgather(mine, 4, MPI_UINT64_T, all.data(), 4, MPI_UINT64_T, comm));
+  int onMachine = 0, askChecksum = 0;
   std::vector<bool> sameMachine(size_t(ctx.nranks));
   for (int r = 0; r < ctx.nranks; ++r) {
-    hosts[size_t(r)] = all[3 * size_t(r)];
-    sameMachine[size_t(r)] = all[3 * size_t(r) + 1] == mine[1];
+    hosts[size_t(r)] = all[4 * size_t(r)];
+    sameMachine[size_t(r)] = all[4 * size_t(r) + 1] == mine[1];
     onMachine += sameMachine[size_t(r)];
-    places[size_t(r)] = int64_t(all[3 * size_t(r) + 2]);
+    places[size_t(r)] = int64_t(all[4 * size_t(r) + 2]);
+    askChecksum += all[4 * size_t(r) + 3] != 0;
   }
+  ctx.checksum = askChecksum > 0;
+  if (askChecksum > 0 && askChecksum < ctx.nranks && !mine[3])
+    CHORUS_WARN("CHORUS_CHECKSUM=1 on %d of the %d ranks of this communicator but not on this one: on for all",
+                askChecksum, ctx.nranks);
   assignNodes(ctx, hosts, places);
   if (ctx.nnodes > 1 && ctx.rank == 0 && logEnabled(LogLevel::Info, kSubsysTopo)) {
     std::string text;
@@ -393,6 +404,16 @@ bool fullFifoLink(const Context &ctx, int receiver, int sender) {
 
 FifoShape fifoShape(const Context &ctx, int receiver, int sender) {
   return fullFifoLink(ctx, receiver, sender) ? ctx.fullFifo : ctx.smallFifo;
+}
+
+size_t hostFifoBytes(const Context &ctx, FifoShape shape) {
+  return fifoFootprint(shape) + (ctx.checksum ? kFifoChecksumBytes : 0);
+}
+
+FifoEnd makeHostFifoEnd(const Context &ctx, char *base, FifoShape shape, int peer) {
+  FifoEnd e = makeFifoEnd(base, shape.slotBytes, shape.nslots, peer);
+  if (ctx.checksum) e.sums = reinterpret_cast<uint64_t *>(base + fifoFootprint(shape));
+  return e;
 }
 
 Status libraryInit() {

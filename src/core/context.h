@@ -52,6 +52,7 @@ struct Context {
   void *netState = nullptr;               // owned by `netTransport`
   FifoShape fullFifo{}, smallFifo{};      // the two FIFO sizes (fifo.h); fifoShape() says which link has which
   bool everyFifoFull = false;             // a small communicator: full FIFOs on every link (fifoShape)
+  bool checksum = false;                  // CHORUS_CHECKSUM on any rank: every host FIFO has its checksum area
   size_t shmSegmentBytes = 0;             // this rank's shm segment (0: no peer on its node), for tests and logs
   std::vector<char> scratch;              // fullFifo.slotBytes, for the direct algorithms
   HostChannel channel;
@@ -78,6 +79,10 @@ struct Context {
 bool fullFifoLink(const Context &ctx, int receiver, int sender);
 // Its slots.
 FifoShape fifoShape(const Context &ctx, int receiver, int sender);
+// Bytes of a host FIFO of that shape (the checksum area included when on),
+// and its end, checksums attached.
+size_t hostFifoBytes(const Context &ctx, FifoShape shape);
+FifoEnd makeHostFifoEnd(const Context &ctx, char *base, FifoShape shape, int peer);
 
 // The context of `comm`, created (collectively) when missing.
 Status contextGet(MPI_Comm comm, Context **out);

@@ -44,6 +44,16 @@ void describeCause(const Context &ctx, uint64_t seq, char *out, size_t size) {
     if (!causes.empty()) causes += ", ";
     causes += one;
   }
+  // Nobody died or lagged behind: a peer that failed in this very call
+  // (e.g. a message to it arrived corrupted) is why the others wait for it.
+  for (int p = 0; causes.empty() && p < ctx.nranks; ++p) {
+    const RankStatus *st = p != ctx.rank && size_t(p) < ctx.peerStatus.size() ? ctx.peerStatus[size_t(p)] : nullptr;
+    if (!st || __atomic_load_n(&st->state, __ATOMIC_ACQUIRE) != uint64_t(TraceState::Failed) ||
+        __atomic_load_n(&st->seq, __ATOMIC_ACQUIRE) != seq)
+      continue;
+    snprintf(one, sizeof one, "rank %d failed in it", p);
+    causes = one;
+  }
   if (causes.empty()) {
     if (size > 0) out[0] = '\0';
     return;

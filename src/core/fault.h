@@ -15,7 +15,9 @@ struct Context;
 bool processDead(int32_t pid);
 
 // "#11: rank 2 never entered it (its last was #10); " for collective `seq`
-// of `ctx`, or "" when every peer this rank can see got that far and lives.
+// of `ctx`; failing that, a peer that failed in this same call ("#11: rank
+// 1 failed in it; "); or "" when every peer this rank can see got that far,
+// lives and has not failed.
 void describeCause(const Context &ctx, uint64_t seq, char *out, size_t size);
 
 }  // namespace chorus

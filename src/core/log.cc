@@ -27,6 +27,7 @@ const char *statusName(Status s) {
     case Status::Aborted: return "aborted by an earlier failure";
     case Status::PeerFailed: return "a peer process died";
     case Status::InternalError: return "internal error";
+    case Status::DataCorrupt: return "a message arrived corrupted";
   }
   return "unknown status";
 }

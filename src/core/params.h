@@ -81,7 +81,12 @@ enum class ParamKind { Choice, Integer, Size, List };
     "Routing of libchorus_mpi.so (the MPI_* interposition library): device sends MPI "            \
     "collectives on device buffers to Chorus, all those on host buffers too, off sends "           \
     "everything to MPI. Calls Chorus does not support always go to MPI. Every rank must set it "   \
-    "alike.")
+    "alike.")                                                                                      \
+  X(Checksum, Integer, "CHORUS_CHECKSUM", "0", "0..1",                                            \
+    "1: every message through a host FIFO (shared memory, UCX, publish rings) carries a checksum " \
+    "that its receiver verifies; a corrupted one fails the collective with an error naming the "  \
+    "link (sending rank -> receiving rank, message number) instead of giving a wrong answer. One " \
+    "more pass over each message on both ends; device kernels do not checksum.")
 
 enum class ParamId : int {
 #define CHORUS_PARAM_ID(id, kind, env, def, accepted, help) id,

@@ -94,6 +94,12 @@ struct FifoEnd {
   // Receiver across nodes: the count of consumed messages last told to the
   // sender, by a credit or riding on a message going back (ucx.cc).
   uint64_t credited;
+  // CHORUS_CHECKSUM (host FIFOs only; null when off): the checksum of
+  // message s at sums[s % kInlineSlots], written by the sender before it
+  // posts the message.  A sender never runs more than kInlineSlots messages
+  // ahead of the receiver (inline depth; full slots are fewer), so an entry
+  // is not overwritten before the receiver has checked it.
+  uint64_t *sums;
 
   CHORUS_HOST_DEVICE char *slot(uint64_t s) const { return slots + (s % uint64_t(nslots)) * slotBytes; }
   CHORUS_HOST_DEVICE InlineLine *inlineSlot(uint64_t s) const {
@@ -109,6 +115,10 @@ struct FifoEnd {
 // published; the inline area holds one consumed counter per reader, each on
 // its own line, written by that reader.
 constexpr int kMaxPublishReaders = int(kInlineSlotBytes * size_t(kInlineSlots) / sizeof(FifoCounter));
+
+// The checksum area that follows a host FIFO when CHORUS_CHECKSUM is on
+// (see FifoEnd::sums); one line-aligned block of kInlineSlots words.
+constexpr size_t kFifoChecksumBytes = size_t(kInlineSlots) * sizeof(uint64_t);
 
 CHORUS_HOST_DEVICE inline FifoCounter *publishConsumed(const FifoEnd &ring, int reader) {
   return reinterpret_cast<FifoCounter *>(ring.inlineSlots) + reader;
@@ -126,6 +136,7 @@ CHORUS_HOST_DEVICE inline FifoEnd makeFifoEnd(char *fifoBase, size_t slotBytes, 
   e.step = 0;
   e.seen = 0;
   e.credited = 0;
+  e.sums = nullptr;
   return e;
 }
 

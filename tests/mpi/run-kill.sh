@@ -1,8 +1,10 @@
 #!/bin/sh
 # run-kill.sh NP: test_kill under mpirun with the last rank killed at the
 # sixth allreduce.  Passes when every survivor printed PASS (an error naming
-# a rank within CHORUS_TIMEOUT), no rank printed FAIL, and the job ended
-# within the outer limit.  CHORUS_TEST_LAYOUT as for run-mpi.sh.
+# a rank within CHORUS_TIMEOUT), no rank printed FAIL, the job ended within
+# the outer limit, no rank of it (the dead one included) left a segment in
+# /dev/shm, every survivor wrote its flight recorder, and a job started
+# right after works.  CHORUS_TEST_LAYOUT as for run-mpi.sh.
 np=$1
 mpirun=${MPIEXEC:-mpirun}
 command -v "$mpirun" >/dev/null 2>&1 || { echo "skipped: $mpirun not found"; exit 77; }
@@ -40,6 +42,30 @@ fail=$(grep -c "^FAIL" "$log")
 if [ "$fail" -ne 0 ] || [ "$pass" -ne $((np - 1)) ]; then
   echo "FAIL: $pass of $((np - 1)) survivors passed"; tail -20 "$log"; exit 1
 fi
-leftover=$(ls /dev/shm 2>/dev/null | grep -c "^chorus-")
-echo "$pass survivors got an error in time ($elapsed s in all); /dev/shm holds $leftover chorus segments"
+# Every rank of the job, the dead one included, left no segment behind
+# (names are unlinked once mapped); other jobs' segments may be there.
+for pid in $(sed -n 's/^START rank [0-9]* pid \([0-9]*\)$/\1/p' "$log"); do
+  if ls /dev/shm 2>/dev/null | grep -q "^chorus-$pid-"; then
+    echo "FAIL: /dev/shm still holds a segment of pid $pid"; ls -l /dev/shm | grep "chorus-$pid-"; exit 1
+  fi
+done
+# Every survivor wrote its flight recorder, holding the failed collective.
+for r in $(sed -n 's/^PASS rank \([0-9]*\):.*/\1/p' "$log"); do
+  pid=$(sed -n "s/^START rank $r pid \([0-9]*\)$/\1/p" "$log")
+  f=$(ls trace-*-"$pid".txt 2>/dev/null | head -1)
+  if [ -z "$f" ] || ! grep -q "failed" "$f"; then
+    echo "FAIL: rank $r (pid $pid) wrote no flight recorder with the failed collective"; exit 1
+  fi
+done
+echo "$pass survivors got an error in time ($elapsed s in all), wrote their flight recorders; no segment left"
+# A job started right after the killed one works and ends in MPI_Finalize.
+log2=kill-np$np-${CHORUS_TEST_LAYOUT:-one}-next.out
+CHORUS_TEST_VICTIM=none timeout --kill-after=10 120 "$mpirun" -np "$np" --oversubscribe --bind-to none \
+  $([ -n "${CHORUS_TEST_LAYOUT:-}" ] && echo "$wrap") ./test_kill </dev/null >"$log2" 2>&1
+rc=$?
+pass=$(grep -c "^PASS" "$log2")
+if [ "$rc" -ne 0 ] || [ "$pass" -ne "$np" ]; then
+  echo "FAIL: the job after the killed one: exit $rc, $pass of $np ranks passed"; tail -20 "$log2"; exit 1
+fi
+echo "the next job: $np ranks, 10 allreduces correct, MPI_Finalize"
 exit 0

@@ -16,6 +16,8 @@
 #include <cstring>
 #include <vector>
 
+#include "transport/shm/shm.h"
+
 #include "core/context.h"
 #include "core/log.h"
 
@@ -57,12 +59,12 @@ SegmentLayout segmentLayout(const Context &ctx, int owner) {
   SegmentLayout l;
   l.fifoAt.assign(size_t(ctx.nranks), 0);
   l.bytes = kRankStatusBytes;
-  if (hasPublishRing(ctx)) l.bytes += fifoFootprint(ctx.fullFifo);  // at kRankStatusBytes
+  if (hasPublishRing(ctx)) l.bytes += hostFifoBytes(ctx, ctx.fullFifo);  // at kRankStatusBytes
   for (int p = 0; p < ctx.nranks; ++p) {
     if (p == owner || ctx.nodeOf[size_t(p)] != ctx.nodeOf[size_t(owner)]) continue;
     const bool full = fullFifoLink(ctx, owner, p);
     l.fifoAt[size_t(p)] = l.bytes;
-    l.bytes += fifoFootprint(full ? ctx.fullFifo : ctx.smallFifo);
+    l.bytes += hostFifoBytes(ctx, full ? ctx.fullFifo : ctx.smallFifo);
     ++(full ? l.full : l.small);
   }
   if (l.bytes == kRankStatusBytes) l.bytes = 0;  // alone on its node, in a communicator spanning nodes
@@ -71,7 +73,9 @@ SegmentLayout segmentLayout(const Context &ctx, int owner) {
 
 bool shmCanConnect(const PeerInfo &self, const PeerInfo &peer) { return self.hostHash == peer.hostHash; }
 
-Status mapSegment(const char *name, size_t bytes, bool create, char **out) {
+}  // namespace
+
+Status shmMapSegment(const char *name, size_t bytes, bool create, char **out) {
   int fd = shm_open(name, create ? (O_RDWR | O_CREAT | O_EXCL) : O_RDWR, 0600);
   if (fd < 0) {
     CHORUS_WARN("shm_open(%s) failed: %s", name, strerror(errno));
@@ -100,21 +104,27 @@ Status mapSegment(const char *name, size_t bytes, bool create, char **out) {
   return Status::Ok;
 }
 
-Status shmSetup(Context &ctx, PeerInfo &self) {
+void shmSegmentName(char *out, size_t len) {
   static std::atomic<unsigned> sequence{0};
+  // The pid keeps names apart; 64 random bits make them unguessable, so no
+  // other local user can pre-create the segment (O_EXCL refuses it then) or
+  // open it before it is unlinked.
+  uint64_t nonce = 0;
+  if (getrandom(&nonce, sizeof nonce, 0) != ssize_t(sizeof nonce)) nonce = uint64_t(nowForNonce()) * 0x9e3779b97f4a7c15ull;
+  snprintf(out, len, "/chorus-%d-%u-%016llx", int(getpid()), sequence++, (unsigned long long)nonce);
+}
+
+namespace {
+
+Status shmSetup(Context &ctx, PeerInfo &self) {
   auto *st = new ShmState;
   ctx.transportState = st;
   const SegmentLayout layout = segmentLayout(ctx, ctx.rank);
   st->bytes = layout.bytes;
   ctx.shmSegmentBytes = st->bytes;
   if (st->bytes == 0) return Status::Ok;  // alone on its node, in a communicator spanning nodes: nothing to share
-  // The pid keeps names apart; 64 random bits make them unguessable, so no
-  // other local user can pre-create the segment (O_EXCL refuses it then) or
-  // open it before it is unlinked.
-  uint64_t nonce = 0;
-  if (getrandom(&nonce, sizeof nonce, 0) != ssize_t(sizeof nonce)) nonce = uint64_t(nowForNonce()) * 0x9e3779b97f4a7c15ull;
-  snprintf(st->name, sizeof st->name, "/chorus-%d-%u-%016llx", int(getpid()), sequence++, (unsigned long long)nonce);
-  CHORUS_CHECK(mapSegment(st->name, st->bytes, true, &st->local));
+  shmSegmentName(st->name, sizeof st->name);
+  CHORUS_CHECK(shmMapSegment(st->name, st->bytes, true, &st->local));
   st->linked = true;
   ctx.status = reinterpret_cast<RankStatus *>(st->local);
   memcpy(self.shmName, st->name, sizeof self.shmName);
@@ -132,21 +142,21 @@ Status shmConnect(Context &ctx, const PeerInfo *all) {
   for (int p = 0; p < ctx.nranks; ++p) {
     if (p == ctx.rank || !shmCanConnect(all[ctx.rank], all[p])) continue;  // another node: ucx
     const SegmentLayout theirs = segmentLayout(ctx, p);
-    CHORUS_CHECK(mapSegment(all[p].shmName, theirs.bytes, false, &st->peerBase[p]));
+    CHORUS_CHECK(shmMapSegment(all[p].shmName, theirs.bytes, false, &st->peerBase[p]));
     st->peerBytes[p] = theirs.bytes;
     ctx.peerStatus[size_t(p)] = reinterpret_cast<const RankStatus *>(st->peerBase[p]);
     // Our FIFO in p's segment is the one p keeps for us, and p's FIFO in
     // ours the one we keep for p; each end derives its shape alike.
     const FifoShape out = fifoShape(ctx, p, ctx.rank), in = fifoShape(ctx, ctx.rank, p);
-    ctx.sendTo[p] = makeFifoEnd(st->peerBase[p] + theirs.fifoAt[size_t(ctx.rank)], out.slotBytes, out.nslots, p);
-    ctx.recvFrom[p] = makeFifoEnd(st->local + mine.fifoAt[size_t(p)], in.slotBytes, in.nslots, p);
+    ctx.sendTo[p] = makeHostFifoEnd(ctx, st->peerBase[p] + theirs.fifoAt[size_t(ctx.rank)], out, p);
+    ctx.recvFrom[p] = makeHostFifoEnd(ctx, st->local + mine.fifoAt[size_t(p)], in, p);
   }
   // Every rank's publish ring opens its segment.
   if (hasPublishRing(ctx)) {
     ctx.publish.resize(ctx.nranks);
     for (int p = 0; p < ctx.nranks; ++p) {
       char *base = (p == ctx.rank ? st->local : st->peerBase[p]) + kRankStatusBytes;
-      ctx.publish[p] = makeFifoEnd(base, ctx.fullFifo.slotBytes, ctx.fullFifo.nslots, p);
+      ctx.publish[p] = makeHostFifoEnd(ctx, base, ctx.fullFifo, p);
     }
   }
   return Status::Ok;

@@ -58,6 +58,7 @@ struct NetHeader {
   uint32_t lines; // inline lines carried (0: a full-slot message)
   uint64_t value;
   uint64_t credit;
+  uint64_t sum;   // data with CHORUS_CHECKSUM: the message's checksum (FifoEnd::sums)
 };
 
 void raiseHead(FifoHeader *fifo, uint64_t consumed) {
@@ -152,6 +153,7 @@ ucs_status_t onData(void *arg, const void *header, size_t headerLength, void *da
   // The sender had a credit for this message, so its slot is free here.
   if (h.lines) memcpy(e.inlineSlot(h.value), data, std::min(length, size_t(h.lines) * kInlineLineBytes));
   else if (length) memcpy(e.slot(h.value), data, std::min(length, e.slotBytes));
+  if (e.sums) e.sums[h.value % kInlineSlots] = h.sum;
   // Handlers run in send order: every earlier message is in place already.
   storeRelease(&e.header->tail, h.value + 1);
   raiseHead(ctx.sendTo[size_t(h.src)].header, h.credit);
@@ -200,14 +202,14 @@ void ucxPostMessage(void *net, const FifoEnd &e, uint64_t msg, size_t bytes, siz
   auto &st = *static_cast<UcxState *>(net);
   FifoEnd &back = st.ctx->recvFrom[size_t(e.peer)];
   back.credited = back.step;
-  const NetHeader h{int32_t(st.ctx->rank), uint32_t(lines), msg, back.step};
+  const NetHeader h{int32_t(st.ctx->rank), uint32_t(lines), msg, back.step, e.sums ? e.sums[msg % kInlineSlots] : 0};
   if (lines) send(st, e.peer, kAmData, h, e.inlineSlot(msg), lines * kInlineLineBytes);
   else send(st, e.peer, kAmData, h, e.slot(msg), bytes);
 }
 
 void ucxPostCredit(void *net, const FifoEnd &e) {
   auto &st = *static_cast<UcxState *>(net);
-  send(st, e.peer, kAmCredit, NetHeader{int32_t(st.ctx->rank), 0, e.step, 0}, nullptr, 0);
+  send(st, e.peer, kAmCredit, NetHeader{int32_t(st.ctx->rank), 0, e.step, 0, 0}, nullptr, 0);
 }
 
 Status ucxProgress(void *net, int peer, char *text, size_t len) {
@@ -354,7 +356,7 @@ Status ucxConnect(Context &ctx, const PeerInfo *all) {
   size_t bytes = 0;
   for (size_t i = 0; i < remote.size(); ++i) {
     at[i] = bytes;
-    bytes += fifoFootprint(fifoShape(ctx, remote[i], ctx.rank)) + fifoFootprint(fifoShape(ctx, ctx.rank, remote[i]));
+    bytes += hostFifoBytes(ctx, fifoShape(ctx, remote[i], ctx.rank)) + hostFifoBytes(ctx, fifoShape(ctx, ctx.rank, remote[i]));
   }
   if (!remote.empty()) {
     st.memory = static_cast<char *>(aligned_alloc(kFifoAlign, bytes));
@@ -379,9 +381,9 @@ Status ucxConnect(Context &ctx, const PeerInfo *all) {
       return Status::SystemError;
     }
     const FifoShape out = fifoShape(ctx, p, ctx.rank), in = fifoShape(ctx, ctx.rank, p);
-    char *sendCopy = st.memory + at[i], *recvCopy = sendCopy + fifoFootprint(out);
-    ctx.sendTo[size_t(p)] = makeFifoEnd(sendCopy, out.slotBytes, out.nslots, p);
-    ctx.recvFrom[size_t(p)] = makeFifoEnd(recvCopy, in.slotBytes, in.nslots, p);
+    char *sendCopy = st.memory + at[i], *recvCopy = sendCopy + hostFifoBytes(ctx, out);
+    ctx.sendTo[size_t(p)] = makeHostFifoEnd(ctx, sendCopy, out, p);
+    ctx.recvFrom[size_t(p)] = makeHostFifoEnd(ctx, recvCopy, in, p);
     ctx.sendTo[size_t(p)].remote = ctx.recvFrom[size_t(p)].remote = 1;
   }
   CHORUS_INFO(kSubsysNet, "UCX endpoints to %zu ranks on other nodes, %zu bytes of FIFO copies", remote.size(), bytes);

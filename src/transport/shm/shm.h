@@ -1,0 +1,20 @@
+// The shm transport's segment handling, apart from its operations table
+// (transport.h) so that the unit tests can check what a hostile local user
+// would try: permissions, exclusive creation, guessable names.
+#pragma once
+
+#include <cstddef>
+
+#include "core/common.h"
+
+namespace chorus {
+
+// A fresh segment name: "/chorus-<pid>-<sequence>-<64 random bits in hex>".
+void shmSegmentName(char *out, size_t len);
+
+// Map segment `name` of `bytes`.  With `create`, create it exclusively
+// (O_EXCL: a name that exists already, pre-created by anyone, is refused)
+// with mode 0600 and reserve its pages; otherwise open an existing one.
+Status shmMapSegment(const char *name, size_t bytes, bool create, char **out);
+
+}  // namespace chorus
