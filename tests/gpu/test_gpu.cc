@@ -32,6 +32,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "gpu_test_env.h"
 #include "chorus.h"
 
 namespace {
@@ -41,15 +42,6 @@ const char *g_proto = "auto";
 long g_checked = 0, g_failed = 0;
 cudaStream_t g_stream = nullptr;
 
-#define CUDA_OK(call)                                                                                 \
-  do {                                                                                                \
-    cudaError_t e_ = (call);                                                                          \
-    if (e_ != cudaSuccess) {                                                                          \
-      fprintf(stderr, "rank %d: %s:%d: %s failed: %s\n", g_rank, __FILE__, __LINE__, #call,          \
-              cudaGetErrorString(e_));                                                                \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                                   \
-    }                                                                                                 \
-  } while (0)
 
 // kCudaSlotBytes (src/cuda/device_channel.h): Simple moves one slot per
 // step, LL half of one; sizes on either side of both exercise the slicing
@@ -770,24 +762,11 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
 
-  int ndev = 0;
-  const int haveGpu = cudaGetDeviceCount(&ndev) == cudaSuccess && ndev > 0;
-  int allHave = 0;
-  MPI_Allreduce(&haveGpu, &allHave, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (!allHave) {
-    if (g_rank == 0) printf("skipped: no GPU\n");
-    MPI_Finalize();
-    return 77;
-  }
-  MPI_Comm node;
-  int nodeRank = 0;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  MPI_Comm_rank(node, &nodeRank);
-  MPI_Comm_free(&node);
-  CUDA_OK(cudaSetDevice(nodeRank % ndev));
+  int device = 0, ndev = 0;
+  if (!selectGpuOrSkip(&device, &ndev)) return 77;
   const char *proto = getenv("CHORUS_PROTO");
   if (proto && *proto) g_proto = proto;
-  reportDevices(nodeRank % ndev, ndev);
+  reportDevices(device, ndev);
   // A failing call is a failed case, not an abort of the whole run.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   CUDA_OK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));

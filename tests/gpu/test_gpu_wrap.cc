@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "gpu_test_env.h"
 #include "chorus.h"
 
 namespace {
@@ -35,14 +36,6 @@ namespace {
 int g_rank = 0, g_size = 1;
 long g_checked = 0, g_failed = 0;
 
-#define CUDA_OK(call)                                                                                             \
-  do {                                                                                                            \
-    cudaError_t e_ = (call);                                                                                      \
-    if (e_ != cudaSuccess) {                                                                                      \
-      fprintf(stderr, "rank %d: %s:%d: %s failed: %s\n", g_rank, __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                                               \
-    }                                                                                                             \
-  } while (0)
 
 uint32_t mix(uint64_t x) {  // splitmix64 finaliser, low half
   x += 0x9e3779b97f4a7c15ull;
@@ -247,21 +240,8 @@ int main(int argc, char **argv) {
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);
-  int ndev = 0;
-  const int haveGpu = cudaGetDeviceCount(&ndev) == cudaSuccess && ndev > 0;
-  int allHave = 0;
-  MPI_Allreduce(&haveGpu, &allHave, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (!allHave) {
-    if (g_rank == 0) printf("skipped: no GPU\n");
-    MPI_Finalize();
-    return 77;
-  }
-  MPI_Comm node;
-  int nodeRank = 0;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  MPI_Comm_rank(node, &nodeRank);
-  MPI_Comm_free(&node);
-  CUDA_OK(cudaSetDevice(nodeRank % ndev));
+  int device = 0, ndev = 0;
+  if (!selectGpuOrSkip(&device, &ndev)) return 77;
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   const char *proto = getenv("CHORUS_PROTO"), *bits = getenv("CHORUS_LL_FLAG_BITS");
   // The first call sets the communicator's GPU resources up: not capturable.
