@@ -184,6 +184,25 @@ CollRequest request(Coll coll, const TypeMapping &type, RedOp op, MPI_Count coun
   return r;
 }
 
+// An empty call returns after its checks.  With CHORUS_CHECK on it still
+// takes part in the comparison: a rank passing count 0 where the others pass
+// 1000 is a mismatch like any other, and returning at once would leave the
+// others waiting in the check until CHORUS_TIMEOUT.  Such calls are never
+// remembered by the fast path (api/empty_call.h).
+int finishEmpty(ApiCall &call, CollRequest &&req, const EmptyCall &empty) {
+  if (!paramInt(ParamId::Check)) return emptyCallPassed(empty, call.context());
+  Context *ctx = call.context();
+  Status s = ctx ? Status::Ok : contextGet(call.comm(), &ctx);
+  if (s != Status::Ok)
+    return call.failStatus(s, "could not set up Chorus on this communicator (the WARN lines above say why)");
+  if (ctx->checkComm == MPI_COMM_NULL) return emptyCallPassed(empty, ctx);
+  const uint64_t seq = ++ctx->collectives;
+  char text[400];
+  s = checkSignatures(*ctx, req, seq, text, sizeof text);
+  if (s != Status::Ok) return failCollective(call, *ctx, nullptr, s, s == Status::InvalidArgument ? text : nullptr);
+  return MPI_SUCCESS;
+}
+
 }  // namespace
 
 // Everything but the repeated empty call: apart, so that the fast path
@@ -198,7 +217,7 @@ allreduceChecked(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
       !call.checkBytes(count, type.size, 1) || !call.checkBuffer("sendbuf", sendbuf, count) ||
       !call.checkBuffer("recvbuf", recvbuf, count) || !call.checkNotInPlace("recvbuf", recvbuf))
     return call.code();
-  if (count == 0) return emptyCallPassed(empty, call.context());
+  if (count == 0) return finishEmpty(call, request(Coll::Allreduce, type, redop, count, sendbuf, recvbuf, 0), empty);
   if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
   return execute(call, request(Coll::Allreduce, type, redop, count, sendbuf, recvbuf, 0), count * type.size, stream,
                  enqueue);
@@ -225,7 +244,9 @@ reduceChecked(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype 
   if (isRoot && (!call.checkBuffer("recvbuf", recvbuf, count) || !call.checkNotInPlace("recvbuf", recvbuf)))
     return call.code();
   if (!isRoot && !call.checkNotInPlace("sendbuf (MPI_IN_PLACE is for the root only)", sendbuf)) return call.code();
-  if (count == 0) return emptyCallPassed(empty, call.context());
+  if (count == 0)
+    return finishEmpty(call, request(Coll::Reduce, type, redop, count, sendbuf, isRoot ? recvbuf : nullptr, root),
+                       empty);
   if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
   return execute(call, request(Coll::Reduce, type, redop, count, sendbuf, isRoot ? recvbuf : nullptr, root),
                  count * type.size, stream, enqueue);
@@ -247,7 +268,7 @@ bcastChecked(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI
       !call.checkType("datatype", datatype, &type) || !call.checkBytes(count, type.size, 1) ||
       !call.checkBuffer("buffer", buffer, count) || !call.checkNotInPlace("buffer", buffer))
     return call.code();
-  if (count == 0) return emptyCallPassed(empty, call.context());
+  if (count == 0) return finishEmpty(call, request(Coll::Bcast, type, RedOp::Sum, count, buffer, buffer, root), empty);
   return execute(call, request(Coll::Bcast, type, RedOp::Sum, count, buffer, buffer, root), count * type.size, stream,
                  enqueue);
 }
@@ -283,7 +304,8 @@ allgatherChecked(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype
   TypeMapping rtype;
   if (!checkBlockExchange(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &rtype))
     return call.code();
-  if (recvcount == 0) return emptyCallPassed(empty, call.context());
+  if (recvcount == 0)
+    return finishEmpty(call, request(Coll::Allgather, rtype, RedOp::Sum, recvcount, sendbuf, recvbuf, 0), empty);
   if (sendbuf == MPI_IN_PLACE)
     sendbuf = static_cast<char *>(recvbuf) + size_t(call.rank()) * size_t(recvcount) * rtype.size;
   return execute(call, request(Coll::Allgather, rtype, RedOp::Sum, recvcount, sendbuf, recvbuf, 0),
@@ -312,7 +334,8 @@ reduceScatterBlockChecked(const void *sendbuf, void *recvbuf, MPI_Count recvcoun
       !call.checkBuffer("sendbuf", sendbuf, recvcount) || !call.checkBuffer("recvbuf", recvbuf, recvcount) ||
       !call.checkNotInPlace("recvbuf", recvbuf))
     return call.code();
-  if (recvcount == 0) return emptyCallPassed(empty, call.context());
+  if (recvcount == 0)
+    return finishEmpty(call, request(Coll::ReduceScatter, type, redop, recvcount, sendbuf, recvbuf, 0), empty);
   if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
   return execute(call, request(Coll::ReduceScatter, type, redop, recvcount, sendbuf, recvbuf, 0), recvcount * type.size,
                  stream, enqueue);
@@ -333,7 +356,8 @@ alltoallChecked(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
   TypeMapping rtype;
   if (!checkBlockExchange(call, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &rtype))
     return call.code();
-  if (recvcount == 0) return emptyCallPassed(empty, call.context());
+  if (recvcount == 0)
+    return finishEmpty(call, request(Coll::Alltoall, rtype, RedOp::Sum, recvcount, sendbuf, recvbuf, 0), empty);
   if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
   return execute(call, request(Coll::Alltoall, rtype, RedOp::Sum, recvcount, sendbuf, recvbuf, 0),
                  recvcount * rtype.size, stream, enqueue);

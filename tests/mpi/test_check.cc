@@ -1,6 +1,6 @@
 // CHORUS_CHECK=1 and CHORUS_STATS=1 (set by check-np3.test through
-// run-check.sh): a count mismatch (allreduce) and a root mismatch (bcast)
-// must fail on every rank, before any data moves, with an error naming this
+// run-check.sh): a count mismatch (allreduce), a root mismatch (bcast) and
+// an empty call against real ones (alltoall) must fail on every rank, before any data moves, with an error naming this
 // rank's call and another rank's; the communicator works again afterwards.
 // At MPIX_Comm_gpu_free the statistics lines go to stderr, where
 // run-check.sh counts them.  One PASS or FAIL line per rank.
@@ -71,9 +71,25 @@ int main(int argc, char **argv) {
     else if (failure.empty() && (!contains(text, own) || !contains(text, other)))
       failure = "the root mismatch error does not name both calls: " + text;
   }
+  // An empty call against real ones: rank 0 passes 0 ints per peer, the
+  // others 2.  Rank 0 must not return at once, which would leave the others
+  // waiting in the check until CHORUS_TIMEOUT and then failing with a
+  // timeout: every rank fails with the mismatch, naming both calls.
+  {
+    std::vector<int> in(size_t(2 * size), 1), out(size_t(2 * size), -7);
+    const int per = rank == 0 ? 0 : 2;
+    const int rc = MPIX_Alltoall_gpu(in.data(), per, MPI_INT, out.data(), per, MPI_INT, c);
+    const std::string text = rc == MPI_SUCCESS ? "" : errorText(rc);
+    printf("rank %d: empty against real: %s\n", rank, text.c_str());
+    const std::string own = "rank " + std::to_string(rank) + " called alltoall #4 (count " + (rank == 0 ? "0 " : "2 ");
+    const std::string other = rank == 0 ? "called alltoall #4 (count 2 " : "rank 0 called alltoall #4 (count 0 ";
+    if (failure.empty() && rc == MPI_SUCCESS) failure = "the empty call against real ones was not detected";
+    else if (failure.empty() && (!contains(text, own) || !contains(text, other)))
+      failure = "the empty-call mismatch error does not name both calls: " + text;
+  }
   expectSum("after the mismatches");
   printf("%s rank %d: %s\n", failure.empty() ? "PASS" : "FAIL", rank,
-         failure.empty() ? "both mismatches named on this rank, the communicator works after them" : failure.c_str());
+         failure.empty() ? "the three mismatches named on this rank, the communicator works after them" : failure.c_str());
   fflush(stdout);
   MPIX_Comm_gpu_free(c);  // prints the statistics: 3 allreduces (1 failed), 1 bcast (failed)
   MPI_Comm_free(&c);
