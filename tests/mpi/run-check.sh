@@ -1,6 +1,6 @@
 #!/bin/sh
 # run-check.sh NP: test_check under mpirun with CHORUS_CHECK=1 and
-# CHORUS_STATS=1.  Passes when every rank printed PASS (both mismatches
+# CHORUS_STATS=1.  Passes when every rank printed PASS (the three mismatches
 # named on every rank) and every rank's statistics count what it called:
 # 3 allreduces of 80 bytes (rank 0: 40 in the mismatched one, which failed)
 # and one failed bcast of 8 bytes.
