@@ -1,7 +1,8 @@
 #!/bin/sh
-# Install Chorus into a scratch directory (DESTDIR), build a program with
-# CMake's find_package(Chorus) against it, run it at 2 ranks: its allreduce
-# must match MPI's.  Also asks for a version the install cannot satisfy,
+# Install Chorus into a scratch directory (DESTDIR), build two programs with
+# CMake's find_package(Chorus) against it and run them at 2 ranks: one
+# calls MPIX_Allreduce_gpu (Chorus::chorus), the other plain MPI_Allreduce
+# linked with Chorus::chorus_mpi; both must match MPI's own allreduce.  Also asks for a version the install cannot satisfy,
 # which must fail.  Skips (77) only without cmake.
 set -u
 command -v cmake >/dev/null 2>&1 || { echo "skipped: no cmake"; exit 77; }
@@ -23,9 +24,21 @@ flags="--oversubscribe --mca op ^avx"
 [ "$(id -u)" = 0 ] && flags="$flags --allow-run-as-root"
 # shellcheck disable=SC2086
 mpirun $flags -np 2 "$scratch/build/consumer" </dev/null || { echo "FAIL: the consumer's allreduce"; exit 1; }
+# The interposition target: a plain MPI program whose MPI_Allreduce must go
+# to Chorus (the finalize report says so) and be right.
+# shellcheck disable=SC2086
+CHORUS_INTERPOSE=all CHORUS_DEBUG=INFO mpirun $flags -x CHORUS_INTERPOSE -x CHORUS_DEBUG -np 2 \
+  "$scratch/build/consumer_mpi" </dev/null >"$scratch/interpose.log" 2>&1 ||
+  { cat "$scratch/interpose.log"; echo "FAIL: the interposed allreduce"; exit 1; }
+grep "wrong elements" "$scratch/interpose.log"
+if ! grep -q "MPI_Allreduce chorus=1 mpi=0" "$scratch/interpose.log"; then
+  grep "interpose" "$scratch/interpose.log"
+  echo "FAIL: Chorus::chorus_mpi did not route MPI_Allreduce to Chorus"
+  exit 1
+fi
 # A request for a newer version must not be satisfied by this one.
 sed 's/find_package(Chorus 0.1 REQUIRED)/find_package(Chorus 99.0 REQUIRED)/' "$here/CMakeLists.txt" >"$scratch/CMakeLists.txt"
-cp "$here/consumer.c" "$scratch/"
+cp "$here/consumer.c" "$here/consumer_mpi.c" "$scratch/"
 if CC=${MPICC:-mpicc} cmake -S "$scratch" -B "$scratch/build99" -DChorus_DIR="$chorus_dir" >"$scratch/cmake99.log" 2>&1; then
   echo "FAIL: find_package(Chorus 99.0) accepted version $(grep -o 'PACKAGE_VERSION "[^"]*"' "$chorus_dir/ChorusConfigVersion.cmake")"
   exit 1
