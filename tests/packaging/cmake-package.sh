@@ -26,9 +26,14 @@ flags="--oversubscribe --mca op ^avx"
 mpirun $flags -np 2 "$scratch/build/consumer" </dev/null || { echo "FAIL: the consumer's allreduce"; exit 1; }
 # The interposition target: a plain MPI program whose MPI_Allreduce must go
 # to Chorus (the finalize report says so) and be right.
+# The staged libchorus_mpi.so finds libchorus.so through its own run path,
+# the configured prefix, which a DESTDIR install does not fill: point the
+# loader at the staged copy.
+libdir=$(cd "$chorus_dir/../.." && pwd)
 # shellcheck disable=SC2086
-CHORUS_INTERPOSE=all CHORUS_DEBUG=INFO mpirun $flags -x CHORUS_INTERPOSE -x CHORUS_DEBUG -np 2 \
-  "$scratch/build/consumer_mpi" </dev/null >"$scratch/interpose.log" 2>&1 ||
+LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" CHORUS_INTERPOSE=all CHORUS_DEBUG=INFO \
+  mpirun $flags -x LD_LIBRARY_PATH -x CHORUS_INTERPOSE -x CHORUS_DEBUG -np 2 \
+    "$scratch/build/consumer_mpi" </dev/null >"$scratch/interpose.log" 2>&1 ||
   { cat "$scratch/interpose.log"; echo "FAIL: the interposed allreduce"; exit 1; }
 grep "wrong elements" "$scratch/interpose.log"
 if ! grep -q "MPI_Allreduce chorus=1 mpi=0" "$scratch/interpose.log"; then
