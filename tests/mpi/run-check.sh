@@ -5,27 +5,15 @@
 # 3 allreduces of 80 bytes (rank 0: 40 in the mismatched one, which failed)
 # and one failed bcast of 8 bytes.
 np=$1
-mpirun=${MPIEXEC:-mpirun}
-command -v "$mpirun" >/dev/null 2>&1 || { echo "skipped: $mpirun not found"; exit 77; }
-[ -x ./test_check ] || { echo "skipped: ./test_check not built"; exit 77; }
-flags=
-if "$mpirun" --version 2>&1 </dev/null | grep -q "Open MPI\|OpenRTE"; then
-  flags="--oversubscribe --bind-to none"
-  if [ "$(id -u)" = 0 ]; then
-    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-    export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
-  fi
-fi
+. "$(dirname "$0")/launch-common.sh"
+launch_prepare test_check
 CHORUS_CHECK=1 CHORUS_STATS=1 CHORUS_TIMEOUT=20 CHORUS_TRACE_FILE=$PWD/check-np$np-trace-%r.txt
 export CHORUS_CHECK CHORUS_STATS CHORUS_TIMEOUT CHORUS_TRACE_FILE
 log=check-np$np.out
 timeout --kill-after=10 90 "$mpirun" -np "$np" $flags ./test_check </dev/null >"$log" 2>&1
 rc=$?
 grep -E "^(PASS|FAIL|rank|CHORUS STATS)" "$log"
-pass=$(grep -c "^PASS" "$log")
-if [ "$rc" -ne 0 ] || [ "$pass" -ne "$np" ]; then
-  echo "FAIL: mpirun exited $rc, $pass of $np ranks passed"; tail -20 "$log"; exit 1
-fi
+launch_expect_passes "$log" "$rc" "$np"
 r=0
 while [ "$r" -lt "$np" ]; do
   bytes=240; [ "$r" -eq 0 ] && bytes=200

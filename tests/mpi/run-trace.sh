@@ -5,18 +5,9 @@
 # when every rank printed PASS and the verdict says
 #   rank 2 never entered allreduce #11 (last entered #10, done); ranks ... failed in #11
 np=$1
-mpirun=${MPIEXEC:-mpirun}
-command -v "$mpirun" >/dev/null 2>&1 || { echo "skipped: $mpirun not found"; exit 77; }
-[ -x ./test_trace ] || { echo "skipped: ./test_trace not built"; exit 77; }
+. "$(dirname "$0")/launch-common.sh"
+launch_prepare test_trace
 command -v python3 >/dev/null 2>&1 || { echo "skipped: chorus_trace needs python3"; exit 77; }
-flags=
-if "$mpirun" --version 2>&1 </dev/null | grep -q "Open MPI\|OpenRTE"; then
-  flags="--oversubscribe --bind-to none"
-  if [ "$(id -u)" = 0 ]; then
-    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-    export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
-  fi
-fi
 dir=trace-np$np.d
 rm -rf "$dir" && mkdir "$dir" || exit 99
 CHORUS_TIMEOUT=3 CHORUS_TRACE_FILE=$PWD/$dir/trace-%r.txt
@@ -25,10 +16,7 @@ log=$dir/run.out
 timeout --kill-after=10 90 "$mpirun" -np "$np" $flags ./test_trace </dev/null >"$log" 2>&1
 rc=$?
 grep -E "^(PASS|FAIL|rank)" "$log"
-pass=$(grep -c "^PASS" "$log")
-if [ "$rc" -ne 0 ] || [ "$pass" -ne "$np" ]; then
-  echo "FAIL: mpirun exited $rc, $pass of $np ranks passed"; tail -20 "$log"; exit 1
-fi
+launch_expect_passes "$log" "$rc" "$np"
 tool="$(cd "$(dirname "$0")/../../tools" && pwd)/chorus_trace"
 python3 "$tool" "$dir/trace-*.txt" >"$dir/verdict.out"
 trc=$?
