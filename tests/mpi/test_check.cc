@@ -1,7 +1,8 @@
 // CHORUS_CHECK=1 and CHORUS_STATS=1 (set by check-np3.test through
 // run-check.sh): a count mismatch (allreduce), a root mismatch (bcast) and
-// an empty call against real ones (alltoall) must fail on every rank, before any data moves, with an error naming this
-// rank's call and another rank's; the communicator works again afterwards.
+// an empty call against real ones (alltoall) must fail on every rank,
+// before any data moves, with an error naming this rank's call and another
+// rank's; the communicator works again afterwards.
 // At MPIX_Comm_gpu_free the statistics lines go to stderr, where
 // run-check.sh counts them.  One PASS or FAIL line per rank.
 #include <mpi.h>
@@ -11,19 +12,7 @@
 #include <vector>
 
 #include "chorus.h"
-
-namespace {
-
-std::string errorText(int rc) {
-  char msg[MPI_MAX_ERROR_STRING] = "";
-  int len = 0;
-  MPI_Error_string(rc, msg, &len);
-  return std::string(msg, size_t(len));
-}
-
-bool contains(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
-
-}  // namespace
+#include "error_text.h"
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);

@@ -22,23 +22,15 @@
 
 #include "chorus.h"
 #include "core/context.h"
+#include "error_text.h"
 
 namespace {
-
-std::string errorText(int rc) {
-  char msg[MPI_MAX_ERROR_STRING] = "";
-  int len = 0;
-  MPI_Error_string(rc, msg, &len);
-  return std::string(msg, size_t(len));
-}
 
 std::string className(int rc) {
   int cls = 0;
   MPI_Error_class(rc, &cls);
   return errorText(cls);
 }
-
-bool contains(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
 
 int rank = 0, size = 1;
 std::string failure;
