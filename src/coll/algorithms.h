@@ -13,7 +13,12 @@ enum class Coll : uint8_t { Allreduce, Reduce, Bcast, Allgather, ReduceScatter, 
 // Hierarchical (allreduce, host memory, several nodes of equal size): ring
 // reduce-scatter in the node, ring allreduce across nodes, ring allgather in
 // the node.
-enum class Algo : uint8_t { Ring, Tree, Direct, Chain, Pairwise, Dissemination, Local, Publish, Hierarchical, Count };
+// RecursiveDoubling (allreduce, host memory and the staged device path,
+// a power of two ranks): log2(n) pairwise exchanges, for small messages
+// across nodes.
+enum class Algo : uint8_t {
+  Ring, Tree, Direct, Chain, Pairwise, Dissemination, Local, Publish, Hierarchical, RecursiveDoubling, Count
+};
 
 const char *collName(Coll c);
 const char *algoName(Algo a);
@@ -30,6 +35,9 @@ struct PlanShape {
   int maxNodeRanks = 1;     // ranks on the most populated node
   bool equalNodes = false;  // several nodes, all of maxNodeRanks > 1 ranks (the hierarchical allreduce)
   int nodeTreeDepth = -1;   // network hops of the node tree (nodeTreeDepthOf); -1: computed per call
+  // Ranks per core on the most crowded machine (at least 1), the same on
+  // every rank: each message's CPU cost grows with it (tuner.cc).
+  double cpuShare = 1.0;
 };
 
 // Pick the algorithm for `bytes` (the whole vector for allreduce, reduce and

@@ -5,6 +5,7 @@
 #include "coll/allgather_ring.h"
 #include "coll/allreduce_direct.h"
 #include "coll/allreduce_hierarchical.h"
+#include "coll/allreduce_recursive_doubling.h"
 #include "coll/allreduce_ring.h"
 #include "coll/allreduce_tree.h"
 #include "coll/alltoall_pairwise.h"
@@ -36,8 +37,8 @@ inline CollArgs makeArgs(const HostChannel &ch, const CollRequest &req, size_t e
   // the rooted trees across nodes, whose links move with the root.  (Local
   // runs on no FIFO at all.)
   const bool rootedTree = req.algo == Algo::Tree && (req.coll == Coll::Bcast || req.coll == Coll::Reduce);
-  const bool allPeers =
-      req.algo == Algo::Direct || req.algo == Algo::Pairwise || req.algo == Algo::Dissemination || rootedTree;
+  const bool allPeers = req.algo == Algo::Direct || req.algo == Algo::Pairwise || req.algo == Algo::Dissemination ||
+                        req.algo == Algo::RecursiveDoubling || rootedTree;
   a.sliceElems = (allPeers ? ch.allPeerSliceBytes : ch.slotBytes) / elemSize;
   a.ringOrder = ch.ringOrder;
   a.ringWhere = ch.ringWhere;
@@ -62,6 +63,8 @@ Status runReduction(HostChannel &ch, const CollRequest &req) {
         allreduceDirect<T>(a, prims, scratch);
       } else if (req.algo == Algo::Publish && prims.canPublish()) {
         allreduceRingPublish<T>(a, prims);
+      } else if (req.algo == Algo::RecursiveDoubling && isPowerOfTwo(a.nranks)) {
+        allreduceRecursiveDoubling<T>(a, prims);
       } else if (req.algo == Algo::Hierarchical && ch.nlocal > 1) {
         allreduceHierarchical<T, Func>(a, ch);
       } else {

@@ -58,6 +58,9 @@ class HostPrims {
   // Fold every receive peer's message with `src` into private scratch (no
   // send, no finalize); the direct algorithms then localCopy scratch out.
   void recvReduceLocal(const T *src, T *dst, size_t n) { step(src, dst, n, kRecv | kSrc | kDst); }
+  // The same, and send the fold on (a round of recursive doubling that is
+  // not the last: no finalize yet).
+  void recvReduceLocalSend(const T *src, T *dst, size_t n) { step(src, dst, n, kRecv | kSrc | kDst | kSend); }
 
   // Purely local: dst = finalize(src) (e.g. a one-rank allreduce with AVG).
   void localCopy(const T *src, T *dst, size_t n) { step(src, dst, n, kSrc | kDst | kFinal); }

@@ -1,9 +1,11 @@
 #include <strings.h>
 
+#include <cmath>
 #include <cstdio>
 
 #include "coll/algorithms.h"
 #include "coll/allreduce_direct.h"
+#include "coll/allreduce_recursive_doubling.h"
 #include "core/log.h"
 #include "core/params.h"
 
@@ -17,7 +19,7 @@ const char *collName(Coll c) {
 
 const char *algoName(Algo a) {
   static const char *const names[] = {"ring", "tree", "direct", "chain", "pairwise", "dissemination", "local",
-                                      "publish", "hierarchical"};
+                                      "publish", "hierarchical", "recursive_doubling"};
   return a < Algo::Count ? names[int(a)] : "?";
 }
 
@@ -67,7 +69,7 @@ size_t limitFromParam(ParamId id, size_t measured) {
 
 bool directFits(int nranks) { return nranks <= kMaxDirectRanks; }
 
-enum class Forced { None, Ring, Tree, Direct, Publish, Hierarchical };
+enum class Forced { None, Ring, Tree, Direct, Publish, Hierarchical, RecursiveDoubling };
 
 Forced forcedAlgo() {
   const char *algo = paramString(ParamId::Algo);
@@ -76,13 +78,17 @@ Forced forcedAlgo() {
   if (!strcasecmp(algo, "direct")) return Forced::Direct;
   if (!strcasecmp(algo, "publish")) return Forced::Publish;
   if (!strcasecmp(algo, "hierarchical")) return Forced::Hierarchical;
+  if (!strcasecmp(algo, "recursive_doubling")) return Forced::RecursiveDoubling;
   return Forced::None;
 }
 
 // ---- Several nodes: a cost model over link classes ----
 //
 // Each link class is a latency per message and a bandwidth per connection,
-// as in NCCL's tuning model.  Host memory only (device buffers never span
+// as in NCCL's tuning model, plus, for the network, the CPU time a message
+// costs its two ends (LogP's overhead: UCX's send, the socket calls, the
+// receive handler), which ranks sharing a core pay in turn: an algorithm's
+// message count matters beyond its latency.  Host memory only (device buffers never span
 // nodes yet).  Figures from this project's own runs on the 2-core
 // development machine (perf/RESULTS.md):
 //   shm: 2 ranks, allreduce 8 B in 0.41 us, 8 MiB in 1105 us;
@@ -90,15 +96,22 @@ Forced forcedAlgo() {
 //        16 MiB in 4736 us at 2 ranks.
 // The network figure is per connection: a node with one NIC per GPU (the
 // rail layout of the 8-GPU fixtures) gives each rank its own.
+// The net figure's 5 us per hop splits into 2.5 of latency and 2.5 of
+// overhead: 4 ranks on 2 cores, every rank its own node, an 8-byte
+// allreduce took 42 us one-shot (3 messages each way per rank) against
+// Open MPI's recursive doubling's 28 (2 each way).
 struct LinkClass {
   const char *name;
   double latencyUs;
+  double messageUs;  // CPU overhead per message, both ends, with a core per rank
   double bytesPerUs;
 };
-constexpr LinkClass kShmLink = {"shm", 0.5, 7000.0};
-constexpr LinkClass kNetLink = {"net", 5.0, 3500.0};
+constexpr LinkClass kShmLink = {"shm", 0.5, 0.0, 7000.0};
+constexpr LinkClass kNetLink = {"net", 2.5, 2.5, 3500.0};
 
-double hopUs(const LinkClass &link, double bytes) { return link.latencyUs + bytes / link.bytesPerUs; }
+double hopUs(const LinkClass &link, double bytes, double cpuShare = 1.0) {
+  return link.latencyUs + link.messageUs * cpuShare + bytes / link.bytesPerUs;
+}
 
 // Network hops from the root to the deepest node of the node tree over
 // `nnodes` nodes (patterns.h); O(n log n), so contexts keep it in PlanShape: what a small message pays each way.
@@ -139,22 +152,26 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // the rank writes every peer's copy and then copies every peer's out,
       // one after the other, where a ring step sends and receives at once.
       if (!directFits(shape.nranks)) return kNotApplicable;
-      return cross.latencyUs + 2 * (n - 1) * bytes / cross.bytesPerUs;
+      return cross.latencyUs + (n - 1) * cross.messageUs * shape.cpuShare + 2 * (n - 1) * bytes / cross.bytesPerUs;
+    case Algo::RecursiveDoubling:  // log2(n) rounds, each one message each way of the whole vector
+      // (At 2 ranks it is the one-shot's exchange: the one-shot stands.)
+      if (coll != Coll::Allreduce || shape.nranks < 4 || !isPowerOfTwo(shape.nranks)) return kNotApplicable;
+      return log2(n) * hopUs(cross, 2 * bytes, shape.cpuShare);
     case Algo::Ring:  // 2(n-1) steps of a 1/n block, each as slow as the network hop
-      if (coll == Coll::Allreduce) return 2 * (n - 1) * hopUs(cross, bytes / n);
-      if (coll == Coll::Allgather || coll == Coll::ReduceScatter) return (n - 1) * hopUs(cross, bytes);
+      if (coll == Coll::Allreduce) return 2 * (n - 1) * hopUs(cross, bytes / n, shape.cpuShare);
+      if (coll == Coll::Allgather || coll == Coll::ReduceScatter) return (n - 1) * hopUs(cross, bytes, shape.cpuShare);
       return kNotApplicable;
     case Algo::Chain: {  // pipelined slices: fill every hop once, then stream at the slowest link
       if (!rooted) return kNotApplicable;
       const double slice = bytes < slot ? bytes : slot;
-      return (n - nodes) * hopUs(kShmLink, slice) + (nodes - 1) * hopUs(cross, slice) +
+      return (n - nodes) * hopUs(kShmLink, slice) + (nodes - 1) * hopUs(cross, slice, shape.cpuShare) +
              (bytes - slice) / cross.bytesPerUs;
     }
     case Algo::Tree: {  // node tree + chains: log2(nodes) network hops; a head feeds two nodes
       if (shape.nnodes < 2 || !(rooted || coll == Coll::Allreduce)) return kNotApplicable;
       const double carried = coll == Coll::Allreduce ? bytes / 2 : bytes;  // each tree takes a half
       const double slice = carried < slot ? carried : slot;
-      const double fill = netHops * hopUs(kNetLink, slice) + shmHops * hopUs(kShmLink, slice);
+      const double fill = netHops * hopUs(kNetLink, slice, shape.cpuShare) + shmHops * hopUs(kShmLink, slice);
       // Streaming, a head sends each slice to two nodes; an allreduce's
       // tree also turns every slice around at the root, which the ring
       // never waits for: measured 1.5x the ring's time at 2 ranks, 16 MiB
@@ -164,7 +181,7 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
     }
     case Algo::Hierarchical:  // rings in the node around a ring among the nodes
       if (coll != Coll::Allreduce || !shape.equalNodes) return kNotApplicable;
-      return 2 * shmHops * hopUs(kShmLink, bytes / m) + 2 * (nodes - 1) * hopUs(kNetLink, bytes / (m * nodes));
+      return 2 * shmHops * hopUs(kShmLink, bytes / m) + 2 * (nodes - 1) * hopUs(kNetLink, bytes / (m * nodes), shape.cpuShare);
     default:
       return kNotApplicable;
   }
@@ -189,6 +206,8 @@ Plan planCollective(Coll coll, size_t bytes, const PlanShape &shape) {
   if (forced == Forced::Publish && hasPublish) return {Algo::Publish, "CHORUS_ALGO=publish"};
   const bool hasHierarchy = coll == Coll::Allreduce && shape.equalNodes;
   if (forced == Forced::Hierarchical && hasHierarchy) return {Algo::Hierarchical, "CHORUS_ALGO=hierarchical"};
+  if (forced == Forced::RecursiveDoubling && coll == Coll::Allreduce && isPowerOfTwo(nranks))
+    return {Algo::RecursiveDoubling, "CHORUS_ALGO=recursive_doubling"};
 
   const size_t directMax = limitFromParam(ParamId::DirectMaxBytes, directMaxBytes(coll, nranks));
   const size_t treeMax = limitFromParam(ParamId::TreeMaxBytes, kTreeMaxBytes);
@@ -197,11 +216,12 @@ Plan planCollective(Coll coll, size_t bytes, const PlanShape &shape) {
     // and the tree.
     const bool directCapped = paramInt(ParamId::DirectMaxBytes) >= 0 && bytes > directMax;
     const bool treeCapped = paramInt(ParamId::TreeMaxBytes) >= 0 && bytes > treeMax;
-    const Algo candidates[] = {Algo::Direct, ringLike, Algo::Tree, Algo::Hierarchical};
-    double costs[4];
+    const Algo candidates[] = {Algo::Direct, ringLike, Algo::Tree, Algo::Hierarchical, Algo::RecursiveDoubling};
+    constexpr int kCandidates = int(sizeof candidates / sizeof candidates[0]);
+    double costs[kCandidates];
     Algo best = ringLike;
     double bestUs = -1;
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < kCandidates; ++i) {
       costs[i] = modelCostUs(coll, candidates[i], bytes, shape);
       if ((candidates[i] == Algo::Direct && directCapped) || (candidates[i] == Algo::Tree && treeCapped))
         costs[i] = kNotApplicable;
@@ -212,7 +232,7 @@ Plan planCollective(Coll coll, size_t bytes, const PlanShape &shape) {
     }
     // Formatting the estimates costs more than the model: only for the log.
     if (!logEnabled(LogLevel::Info, kSubsysColl)) return {best, "cost model (CHORUS_DEBUG=INFO shows the estimates)"};
-    return {best, describeChoice(best, bestUs, costs, candidates, 4)};
+    return {best, describeChoice(best, bestUs, costs, candidates, kCandidates)};
   }
 
   if (bytes <= directMax && directFits(nranks)) return {Algo::Direct, "small message: one-shot is fastest"};

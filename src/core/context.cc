@@ -11,6 +11,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <unordered_map>
 
 #include "core/log.h"
 #include "core/params.h"
@@ -261,25 +262,34 @@ Status bootstrap(Context &ctx) {
   // And each rank's place in its node's hardware, to order the rings.
   // And whether it wants checksums: they change every FIFO's layout, so
   // one rank asking turns them on for all.
-  const uint64_t mine[4] = {self.hostHash, machineIdentity(), uint64_t(topoRankKey(-1)),
-                            uint64_t(paramInt(ParamId::Checksum) > 0)};
-  std::vector<uint64_t> all(4 * size_t(ctx.nranks)), hosts(size_t(ctx.nranks));
+  // And the cores of its machine, so that every rank computes the same
+  // crowding of the busiest machine for the planner (PlanShape::cpuShare).
+  constexpr size_t kFields = 5;
+  const uint64_t mine[kFields] = {self.hostHash, machineIdentity(), uint64_t(topoRankKey(-1)),
+                                  uint64_t(paramInt(ParamId::Checksum) > 0), uint64_t(topoUsableCores())};
+  std::vector<uint64_t> all(kFields * size_t(ctx.nranks)), hosts(size_t(ctx.nranks));
   std::vector<int64_t> places(size_t(ctx.nranks));
-  CHORUS_MPICHECK(MPI_Allgather(mine, 4, MPI_UINT64_T, all.data(), 4, MPI_UINT64_T, comm));
+  CHORUS_MPICHECK(MPI_Allgather(mine, int(kFields), MPI_UINT64_T, all.data(), int(kFields), MPI_UINT64_T, comm));
   int onMachine = 0, askChecksum = 0;
   std::vector<bool> sameMachine(size_t(ctx.nranks));
+  std::unordered_map<uint64_t, int> ranksOnMachine;
+  for (int r = 0; r < ctx.nranks; ++r) ++ranksOnMachine[all[kFields * size_t(r) + 1]];
+  double cpuShare = 1.0;
   for (int r = 0; r < ctx.nranks; ++r) {
-    hosts[size_t(r)] = all[4 * size_t(r)];
-    sameMachine[size_t(r)] = all[4 * size_t(r) + 1] == mine[1];
+    const uint64_t *theirs = &all[kFields * size_t(r)];
+    hosts[size_t(r)] = theirs[0];
+    sameMachine[size_t(r)] = theirs[1] == mine[1];
     onMachine += sameMachine[size_t(r)];
-    places[size_t(r)] = int64_t(all[4 * size_t(r) + 2]);
-    askChecksum += all[4 * size_t(r) + 3] != 0;
+    places[size_t(r)] = int64_t(theirs[2]);
+    askChecksum += theirs[3] != 0;
+    if (theirs[4] > 0) cpuShare = std::max(cpuShare, double(ranksOnMachine[theirs[1]]) / double(theirs[4]));
   }
   ctx.checksum = askChecksum > 0;
   if (askChecksum > 0 && askChecksum < ctx.nranks && !mine[3])
     CHORUS_WARN("CHORUS_CHECKSUM=1 on %d of the %d ranks of this communicator but not on this one: on for all",
                 askChecksum, ctx.nranks);
   assignNodes(ctx, hosts, places);
+  ctx.planShape.cpuShare = cpuShare;
   if (ctx.nnodes > 1 && ctx.rank == 0 && logEnabled(LogLevel::Info, kSubsysTopo)) {
     std::string text;
     for (int p = 0; p < ctx.nranks && p < 256; ++p)

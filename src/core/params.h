@@ -12,9 +12,10 @@ enum class ParamKind { Choice, Integer, Size, List };
 
 // X(id, kind, env, default, accepted, help)
 #define CHORUS_PARAM_TABLE(X)                                                                     \
-  X(Algo, Choice, "CHORUS_ALGO", "auto", "auto,ring,tree,direct,publish,hierarchical",            \
+  X(Algo, Choice, "CHORUS_ALGO", "auto", "auto,ring,tree,direct,publish,hierarchical,recursive_doubling", \
     "Force the algorithm of every collective that has it (allreduce: ring|tree|direct|publish|"   \
-    "hierarchical (several nodes of equal size); "                                                \
+    "hierarchical (several nodes of equal size)|recursive_doubling (host memory, a power of two " \
+    "ranks); "                                                                                    \
     "reduce-scatter: ring|direct; reduce: ring|direct|tree (several nodes); allgather: ring|direct|" \
     "publish; bcast: ring|direct|publish|tree (several nodes)). auto lets the "                      \
     "planner choose by size.")                                                                    \

@@ -96,15 +96,17 @@ BOOST_AUTO_TEST_CASE(planner_choices) {
   // The one-shot algorithms keep one FIFO per peer: never beyond their limit.
   BOOST_TEST(planCollective(Coll::Allreduce, 8, 64).algo != Algo::Direct);
   // Several nodes: the cost model.  Large allreduces on nodes of equal size
-  // go hierarchical, small ones one-shot; the hierarchy is allreduce's only,
-  // and needs nodes of equal size.
+  // go hierarchical, small ones by recursive doubling (2 messages each way
+  // per rank where the one-shot sends 3); the hierarchy is allreduce's
+  // only, and needs nodes of equal size.
   PlanShape twoByTwo;
   twoByTwo.nranks = 4;
   twoByTwo.nnodes = 2;
   twoByTwo.maxNodeRanks = 2;
   twoByTwo.equalNodes = true;
   BOOST_TEST(planCollective(Coll::Allreduce, size_t(64) << 20, twoByTwo).algo == Algo::Hierarchical);
-  BOOST_TEST(planCollective(Coll::Allreduce, 8, twoByTwo).algo == Algo::Direct);
+  BOOST_TEST(planCollective(Coll::Allreduce, 8, twoByTwo).algo == Algo::RecursiveDoubling);
+  BOOST_TEST(planCollective(Coll::Allgather, 8, twoByTwo).algo == Algo::Direct);
   BOOST_TEST(planCollective(Coll::Allgather, size_t(64) << 20, twoByTwo).algo == Algo::Ring);
   PlanShape uneven = twoByTwo;
   uneven.nranks = 6;
@@ -113,15 +115,35 @@ BOOST_AUTO_TEST_CASE(planner_choices) {
   uneven.equalNodes = false;
   BOOST_TEST(planCollective(Coll::Allreduce, size_t(64) << 20, uneven).algo != Algo::Hierarchical);
   BOOST_TEST(modelCostUs(Coll::Allreduce, Algo::Hierarchical, 8, uneven) < 0);
+  BOOST_TEST(modelCostUs(Coll::Allreduce, Algo::RecursiveDoubling, 8, uneven) < 0);  // not a power of two
+  BOOST_TEST(planCollective(Coll::Allreduce, 8, uneven).algo != Algo::RecursiveDoubling);
+  // Two nodes of one rank: recursive doubling would be the one-shot's one
+  // exchange, which stands.
+  PlanShape twoNodes;
+  twoNodes.nranks = twoNodes.nnodes = 2;
+  BOOST_TEST(planCollective(Coll::Allreduce, 8, twoNodes).algo == Algo::Direct);
+  // Crowded cores make every message dearer: the algorithm with fewer
+  // messages gains.
+  PlanShape crowded = twoByTwo;
+  crowded.cpuShare = 2;
+  BOOST_TEST(modelCostUs(Coll::Allreduce, Algo::Direct, 8, crowded) -
+                 modelCostUs(Coll::Allreduce, Algo::RecursiveDoubling, 8, crowded) >
+             modelCostUs(Coll::Allreduce, Algo::Direct, 8, twoByTwo) -
+                 modelCostUs(Coll::Allreduce, Algo::RecursiveDoubling, 8, twoByTwo));
   // Many nodes: the one-shot runs out of FIFOs, and small broadcasts and
-  // reductions take the node tree (log2 nodes network hops) over the chain.
+  // reductions take the node tree (log2 nodes network hops) over the chain;
+  // a small allreduce takes recursive doubling's log2(n) rounds over the
+  // tree's way up and down.
   PlanShape manyNodes;
   manyNodes.nranks = manyNodes.nnodes = 64;
-  for (Coll c : {Coll::Bcast, Coll::Reduce, Coll::Allreduce})
+  for (Coll c : {Coll::Bcast, Coll::Reduce})
     BOOST_TEST_CONTEXT("coll " << int(c)) BOOST_TEST(planCollective(c, 8, manyNodes).algo == Algo::Tree);
+  BOOST_TEST(planCollective(Coll::Allreduce, 8, manyNodes).algo == Algo::RecursiveDoubling);
+  manyNodes.nranks = manyNodes.nnodes = 48;  // not a power of two: the tree
+  BOOST_TEST(planCollective(Coll::Allreduce, 8, manyNodes).algo == Algo::Tree);
   BOOST_TEST(planCollective(Coll::Bcast, size_t(64) << 20, manyNodes).algo == Algo::Chain);
   // The model's terms move the right way: a longer message never costs less.
-  for (Algo a : {Algo::Direct, Algo::Ring, Algo::Tree, Algo::Hierarchical})
+  for (Algo a : {Algo::Direct, Algo::Ring, Algo::Tree, Algo::Hierarchical, Algo::RecursiveDoubling})
     BOOST_TEST(modelCostUs(Coll::Allreduce, a, 1 << 20, twoByTwo) >= modelCostUs(Coll::Allreduce, a, 1 << 10, twoByTwo));
 }
 
