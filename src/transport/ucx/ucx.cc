@@ -21,7 +21,7 @@
 // zero copy would use RMA (or rendezvous AM) into registered slots.
 //
 // One UCP context per process (reference counted), one worker per
-// communicator context (single-threaded: only the thread running that
+// communicator context (serialized: only the thread running that
 // communicator's collective progresses it), one endpoint per remote peer,
 // made from the worker addresses exchanged in the bootstrap allgather.
 #include "transport/ucx/ucx.h"
@@ -115,8 +115,15 @@ Status acquireUcp(int localRank) {
   if (st == UCS_OK) chooseNetDevice(config, localRank);
   if (st == UCS_OK) {
     ucp_params_t params = {};
-    params.field_mask = UCP_PARAM_FIELD_FEATURES;
+    params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
     params.features = UCP_FEATURE_AM;
+    // Under MPI_THREAD_MULTIPLE threads run collectives on different
+    // communicators, so on different workers of this one context at once:
+    // the context must then lock what its workers share.  Below that level
+    // one thread at a time uses it, and it pays for no locks.
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    params.mt_workers_shared = level == MPI_THREAD_MULTIPLE;
     st = ucp_init(&params, config, &g_ucp);
     ucp_config_release(config);
   }
@@ -295,7 +302,10 @@ Status ucxSetup(Context &ctx, PeerInfo &self) {
   ctx.netState = st;
   ucp_worker_params_t wp = {};
   wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-  wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+  // Serialized, not single: a communicator's nonblocking collectives run
+  // on Chorus's progress thread and its blocking ones on the caller's, one
+  // after the other, never at once.
+  wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;
   ucs_status_t s = ucp_worker_create(g_ucp, &wp, &st->worker);
   if (s != UCS_OK) {
     CHORUS_WARN("ucp_worker_create failed: %s", ucs_status_string(s));
