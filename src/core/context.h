@@ -23,6 +23,7 @@
 namespace chorus {
 
 struct CudaState;  // src/cuda/cuda_executor.cc; created on first device-buffer use
+class ProgressQueue;  // core/progress.h; created by the first nonblocking collective
 
 struct Context {
   MPI_Comm comm = MPI_COMM_NULL;  // the user's communicator (not owned)
@@ -71,6 +72,10 @@ struct Context {
   CudaState *cuda = nullptr;              // CUDA executor state, lazily (CUDA builds only)
   void *netStaging = nullptr;             // pinned host memory staging device buffers across nodes
   size_t netStagingBytes = 0;
+  // The nonblocking collectives' queue and worker (core/progress.h); null
+  // until the first one.  Created and read by the thread calling on the
+  // communicator; the blocking collectives wait for it to drain.
+  ProgressQueue *progress = nullptr;
 };
 
 // Whether the FIFO from `sender` into `receiver` (any two ranks of the
@@ -102,7 +107,12 @@ Status contextInit(MPI_Comm comm);
 // Release the context of `comm`, if any (local, not collective).
 Status contextFree(MPI_Comm comm);
 
-// Global one-time set-up after MPI_Init: keyvals, the finalize hook.
+// Global one-time set-up after MPI_Init: keyvals, the finalize hook, the
+// thread level.
 Status libraryInit();
+// Whether MPI was initialized with MPI_THREAD_MULTIPLE (read once, by
+// libraryInit): then other threads may call MPI while Chorus works, and
+// nonblocking collectives progress on a thread of their own.
+bool threadMultiple();
 
 }  // namespace chorus
