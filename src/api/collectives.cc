@@ -139,7 +139,7 @@ int run(ApiCall &call, Context &ctx, const CollRequest &req, uint64_t seq, Trace
 // (never both at once: the blocking path waits for the queue first).
 int perform(ApiCall &call, Context *ctx, CollRequest &req, size_t planBytes, bool onDevice, MPIX_Gpu_stream stream,
             bool enqueue) {
-  Status s;
+  Status s = Status::Ok;
   Plan plan = planCollective(req.coll, planBytes, ctx->planShape);
   // Publish rings exist on single-node communicators only; the ring stands in.
   if (plan.algo == Algo::Publish && !ctx->channel.publish) plan = {Algo::Ring, "no publish rings across nodes"};

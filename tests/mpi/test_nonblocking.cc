@@ -11,7 +11,8 @@
 //   - bad arguments: an MPI error code whose message names the argument,
 //     and MPI_REQUEST_NULL in *request.
 // Argument "multiple" (default) or "single": the thread level asked of
-// MPI_Init_thread.  Below MPI_THREAD_MULTIPLE the requests come back
+// MPI_Init_thread; "late-error" (multiple): only a collective that times out
+// after its call, whose error MPI_Wait must return.  Below MPI_THREAD_MULTIPLE the requests come back
 // complete, which is checked, and the overlap case is skipped (it would
 // deadlock by design, as documented).  One PASS or FAIL line per rank.
 #include <mpi.h>
@@ -182,10 +183,35 @@ void badArguments(MPI_Comm c) {
   expectRefused("MPI_COMM_NULL", "comm", MPIX_Ibarrier_gpu(MPI_COMM_NULL, &q), false);
 }
 
+// A collective that fails after its call (rank 1 never joins; the launcher
+// sets CHORUS_TIMEOUT=2): the failure reaches the completion call, as an
+// error code naming the timeout, not a hang and not a success.
+void lateError() {
+  MPI_Comm f;
+  MPI_Comm_dup(MPI_COMM_WORLD, &f);
+  MPI_Comm_set_errhandler(f, MPI_ERRORS_RETURN);
+  check(MPIX_Comm_gpu_init(f, MPI_INFO_NULL), "MPIX_Comm_gpu_init");
+  if (g_rank == 0) {
+    std::vector<int> in(100, 1), out(100, -1);
+    MPI_Request q;
+    check(MPIX_Iallreduce_gpu(in.data(), out.data(), 100, MPI_INT, MPI_SUM, f, &q), "Iallreduce (late error)");
+    MPI_Status status;
+    const int rc = MPI_Wait(&q, &status);
+    const std::string text = rc == MPI_SUCCESS ? "" : errorText(rc);
+    printf("rank 0: MPI_Wait: %s\n", rc == MPI_SUCCESS ? "success" : text.c_str());
+    if (rc == MPI_SUCCESS) fail("MPI_Wait succeeded although rank 1 never joined the collective");
+    else if (text.find("timed out") == std::string::npos) fail("MPI_Wait's error does not say it timed out: " + text);
+    if (q != MPI_REQUEST_NULL) fail("the failed request was not freed by MPI_Wait");
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Comm_free(&f);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
   const bool wantMultiple = !(argc > 1 && strcmp(argv[1], "single") == 0);
+  const bool lateErrorOnly = argc > 1 && strcmp(argv[1], "late-error") == 0;
   int provided = MPI_THREAD_SINGLE;
   MPI_Init_thread(&argc, &argv, wantMultiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -198,6 +224,15 @@ int main(int argc, char **argv) {
   }
   // A refused call on MPI_COMM_NULL raises through MPI_COMM_WORLD's handler.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  if (lateErrorOnly) {
+    lateError();
+    int bad = !g_failure.empty(), anyBad = 0;
+    MPI_Allreduce(&bad, &anyBad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (bad) printf("FAIL rank %d (late error): %s\n", g_rank, g_failure.c_str());
+    else printf("PASS rank %d (late error)\n", g_rank);
+    MPI_Finalize();
+    return anyBad ? 1 : 0;
+  }
   MPI_Comm c, c2, m;
   MPI_Comm_dup(MPI_COMM_WORLD, &c);
   MPI_Comm_dup(MPI_COMM_WORLD, &c2);
