@@ -113,6 +113,29 @@ Status libraryInit();
 // Whether MPI was initialized with MPI_THREAD_MULTIPLE (read once, by
 // libraryInit): then other threads may call MPI while Chorus works, and
 // nonblocking collectives progress on a thread of their own.
+//
+// What several threads share, each on its own communicator, and why no
+// lock is taken on the call path at any thread level:
+//  - a context is used by one thread at a time (MPI's rule for a
+//    communicator; its progress thread and the blocking calls take turns
+//    through ProgressQueue::drain), so its FIFOs, counters, statistics and
+//    flight recorder need no lock;
+//  - the lookup cache (t_lookup), the empty-call memo and the interposer's
+//    probe are thread-local; the epoch that invalidates them is atomic;
+//  - one-time set-up (libraryInit, settings, logging, topology, Chorus's
+//    datatypes) is std::call_once, then read-only; the predefined-type cache
+//    is lock-free to read and locks only to add a type, once per type;
+//  - the live-context set (g_live) and the UCX process context lock, but
+//    only when a context is created or released;
+//  - flight-recorder slots are claimed by compare-exchange; shm segment
+//    names by an atomic counter and random bits.
+// Known gaps: communicators set up by several threads at once may agree on
+// the same number (agreeCommId), which only names them in trace files and
+// CHORUS_STATS lines; and the UCP context (transport/ucx) is created
+// without mt_workers_shared, which UCX asks for when workers of one context
+// run in several threads at once (communicators spanning nodes used from
+// several threads, or their progress threads): it should be set when
+// threadMultiple().  Tested at 2x2 played nodes over tcp without a fault.
 bool threadMultiple();
 
 }  // namespace chorus
