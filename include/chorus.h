@@ -12,7 +12,8 @@
  * MPI_Error_string on a returned code names the argument and its value.
  *
  * Thread safety: a communicator must not be used by two threads at once,
- * exactly as for MPI collectives.
+ * exactly as for MPI collectives.  With MPI_THREAD_MULTIPLE, collectives on
+ * distinct communicators may run in several threads at once.
  */
 #ifndef CHORUS_H
 #define CHORUS_H
@@ -72,6 +73,45 @@ int MPIX_Alltoall_gpu(const void *sendbuf, MPI_Count sendcount,
                       MPI_Count recvcount, MPI_Datatype recvtype,
                       MPI_Comm comm);
 int MPIX_Barrier_gpu(MPI_Comm comm);
+
+/*
+ * Nonblocking collectives: the blocking call's arguments plus `request`, an
+ * MPI request (a generalized request) that MPI_Wait, MPI_Test, MPI_Waitall,
+ * MPI_Testany... complete, mixed freely with MPI's own requests.  Arguments
+ * are checked at the call, and errors in them are returned (and raised
+ * through comm's error handler) by the call itself.  Several outstanding on
+ * one communicator complete in call order; a blocking Chorus collective on
+ * that communicator waits for them first.  The buffers must not be touched
+ * until the request completes.
+ *
+ * With MPI_THREAD_MULTIPLE, host-buffer collectives progress on a Chorus
+ * thread (one per communicator that uses them, asleep while idle), so they
+ * overlap computation and point-to-point traffic.  Below MPI_THREAD_MULTIPLE,
+ * and on device buffers, the collective runs at the call and the request is
+ * returned complete (see MPIX_Iallreduce_gpu(3) for what that means for
+ * programs that communicate between the call and the wait).
+ */
+int MPIX_Iallreduce_gpu(const void *sendbuf, void *recvbuf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                        MPI_Request *request);
+int MPIX_Ireduce_gpu(const void *sendbuf, void *recvbuf, MPI_Count count,
+                     MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                     MPI_Request *request);
+int MPIX_Ibcast_gpu(void *buffer, MPI_Count count, MPI_Datatype datatype,
+                    int root, MPI_Comm comm, MPI_Request *request);
+int MPIX_Iallgather_gpu(const void *sendbuf, MPI_Count sendcount,
+                        MPI_Datatype sendtype, void *recvbuf,
+                        MPI_Count recvcount, MPI_Datatype recvtype,
+                        MPI_Comm comm, MPI_Request *request);
+int MPIX_Ireduce_scatter_block_gpu(const void *sendbuf, void *recvbuf,
+                                   MPI_Count recvcount, MPI_Datatype datatype,
+                                   MPI_Op op, MPI_Comm comm,
+                                   MPI_Request *request);
+int MPIX_Ialltoall_gpu(const void *sendbuf, MPI_Count sendcount,
+                       MPI_Datatype sendtype, void *recvbuf,
+                       MPI_Count recvcount, MPI_Datatype recvtype,
+                       MPI_Comm comm, MPI_Request *request);
+int MPIX_Ibarrier_gpu(MPI_Comm comm, MPI_Request *request);
 
 /*
  * Stream-ordered variants: on device buffers the collective is enqueued on

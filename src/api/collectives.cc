@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "api/empty_call.h"
+#include "api/nonblocking.h"
 #include "api/signature_check.h"
 #include "api/validate.h"
 #include "chorus.h"
@@ -13,6 +14,7 @@
 #include "core/fault.h"
 #include "core/log.h"
 #include "core/params.h"
+#include "core/progress.h"
 #include "core/trace.h"
 #include "cuda/memtype.h"
 #ifdef CHORUS_HAVE_CUDA
@@ -131,20 +133,13 @@ int run(ApiCall &call, Context &ctx, const CollRequest &req, uint64_t seq, Trace
   return MPI_SUCCESS;
 }
 
-// `req` by rvalue reference: passed by value, GCC copied it with `rep movs`,
-// which waits for the stores of the previous collective (a broadcast root's
-// writes into its peers' FIFOs) to drain: 60% of a small broadcast's time.
-int execute(ApiCall &call, CollRequest &&req, size_t planBytes, MPIX_Gpu_stream stream = nullptr, bool enqueue = false) {
-  bool onDevice = false;
-  if (!locateBuffers(call, req.sendbuf, req.recvbuf, &onDevice)) return call.code();
-  if (t_probe.active) {  // the interposer's question is answered: Chorus would run it
-    t_probe.where = onDevice ? 1 : 0;
-    return MPI_SUCCESS;
-  }
-  Context *ctx = call.context();
-  Status s = ctx ? Status::Ok : contextGet(call.comm(), &ctx);
-  if (s != Status::Ok)
-    return call.failStatus(s, "could not set up Chorus on this communicator (the WARN lines above say why)");
+// Collective `req`, checked, on the context `ctx`: plan, number, record,
+// compare (CHORUS_CHECK), run, count.  In the caller's thread for a blocking
+// call, on the communicator's progress thread for a queued nonblocking one
+// (never both at once: the blocking path waits for the queue first).
+int perform(ApiCall &call, Context *ctx, CollRequest &req, size_t planBytes, bool onDevice, MPIX_Gpu_stream stream,
+            bool enqueue) {
+  Status s = Status::Ok;
   Plan plan = planCollective(req.coll, planBytes, ctx->planShape);
   // Publish rings exist on single-node communicators only; the ring stands in.
   if (plan.algo == Algo::Publish && !ctx->channel.publish) plan = {Algo::Ring, "no publish rings across nodes"};
@@ -164,6 +159,39 @@ int execute(ApiCall &call, CollRequest &&req, size_t planBytes, MPIX_Gpu_stream 
     rc = run(call, *ctx, req, seq, trace, onDevice, stream, enqueue);
   if (ctx->stats) statsRecord(*ctx->stats, req.coll, req.algo, planBytes, statsNowNs() - start, rc != MPI_SUCCESS);
   return rc;
+}
+
+// A blocking collective on a communicator whose nonblocking ones are still
+// queued runs after them: same order on every rank (MPI's rule), and never
+// two collectives of one communicator at once.  One pointer test when the
+// communicator never had a nonblocking collective.
+inline void waitForQueued(Context &ctx) {
+  if (ctx.progress && !ctx.progress->idle()) ctx.progress->drain();
+}
+
+// `req` by rvalue reference: passed by value, GCC copied it with `rep movs`,
+// which waits for the stores of the previous collective (a broadcast root's
+// writes into its peers' FIFOs) to drain: 60% of a small broadcast's time.
+int execute(ApiCall &call, CollRequest &&req, size_t planBytes, MPIX_Gpu_stream stream = nullptr, bool enqueue = false) {
+  bool onDevice = false;
+  if (!locateBuffers(call, req.sendbuf, req.recvbuf, &onDevice)) return call.code();
+  if (t_probe.active) {  // the interposer's question is answered: Chorus would run it
+    t_probe.where = onDevice ? 1 : 0;
+    return MPI_SUCCESS;
+  }
+  Context *ctx = call.context();
+  Status s = ctx ? Status::Ok : contextGet(call.comm(), &ctx);
+  if (s != Status::Ok)
+    return call.failStatus(s, "could not set up Chorus on this communicator (the WARN lines above say why)");
+  // A nonblocking call on host buffers stops here, checked and with its
+  // context set up; api/nonblocking.cc queues the rest.  Device buffers run
+  // now (see there).
+  if (DeferredCollective *d = t_deferred; d && !onDevice) {
+    *d = {true, ctx, req, planBytes};
+    return MPI_SUCCESS;
+  }
+  waitForQueued(*ctx);
+  return perform(call, ctx, req, planBytes, onDevice, stream, enqueue);
 }
 
 CollRequest request(Coll coll, const TypeMapping &type, RedOp op, MPI_Count count, const void *sendbuf, void *recvbuf,
@@ -196,6 +224,7 @@ int finishEmpty(ApiCall &call, CollRequest &&req, const EmptyCall &empty) {
   if (s != Status::Ok)
     return call.failStatus(s, "could not set up Chorus on this communicator (the WARN lines above say why)");
   if (ctx->checkComm == MPI_COMM_NULL) return emptyCallPassed(empty, ctx);
+  waitForQueued(*ctx);  // the comparison is numbered in call order, after the queued ones
   const uint64_t seq = ++ctx->collectives;
   char text[400];
   s = checkSignatures(*ctx, req, seq, text, sizeof text);
@@ -373,6 +402,51 @@ static int alltoallImpl(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
                          empty);
 }
 
+static int barrierImpl(MPI_Comm comm, const char *name) {
+  ApiCall call(name, comm);
+  if (!call.checkComm()) return call.code();
+  const TypeMapping none{DataType::Bytes, 1};
+  return execute(call, request(Coll::Barrier, none, RedOp::Sum, 0, nullptr, nullptr, 0), 0);
+}
+
+// For api/nonblocking.cc: the blocking implementations under the
+// nonblocking calls' names, and the second half of a deferred collective.
+namespace chorus {
+
+thread_local DeferredCollective *t_deferred __attribute__((tls_model("initial-exec"))) = nullptr;
+
+int runDeferred(const char *name, MPI_Comm comm, DeferredCollective &d) {
+  ApiCall call(name, comm);
+  return perform(call, d.ctx, d.req, d.planBytes, false, nullptr, false);
+}
+
+int allreduceEntry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, const char *name) {
+  return allreduceImpl(sendbuf, recvbuf, count, datatype, op, comm, nullptr, false, name);
+}
+int reduceEntry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
+                MPI_Comm comm, const char *name) {
+  return reduceImpl(sendbuf, recvbuf, count, datatype, op, root, comm, nullptr, false, name);
+}
+int bcastEntry(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, const char *name) {
+  return bcastImpl(buffer, count, datatype, root, comm, nullptr, false, name);
+}
+int allgatherEntry(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, const char *name) {
+  return allgatherImpl(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr, false, name);
+}
+int reduceScatterBlockEntry(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
+                            MPI_Comm comm, const char *name) {
+  return reduceScatterBlockImpl(sendbuf, recvbuf, recvcount, datatype, op, comm, nullptr, false, name);
+}
+int alltoallEntry(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, const char *name) {
+  return alltoallImpl(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr, false, name);
+}
+int barrierEntry(MPI_Comm comm, const char *name) { return barrierImpl(comm, name); }
+
+}  // namespace chorus
+
 extern "C" {
 
 int MPIX_Allreduce_gpu(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
@@ -407,12 +481,7 @@ int MPIX_Alltoall_gpu(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
                       "MPIX_Alltoall_gpu");
 }
 
-int MPIX_Barrier_gpu(MPI_Comm comm) {
-  ApiCall call("MPIX_Barrier_gpu", comm);
-  if (!call.checkComm()) return call.code();
-  const TypeMapping none{DataType::Bytes, 1};
-  return execute(call, request(Coll::Barrier, none, RedOp::Sum, 0, nullptr, nullptr, 0), 0);
-}
+int MPIX_Barrier_gpu(MPI_Comm comm) { return barrierImpl(comm, "MPIX_Barrier_gpu"); }
 
 // Stream-ordered variants: device buffers are enqueued on `stream`; host
 // buffers complete before returning.

@@ -15,6 +15,7 @@
 
 #include "core/log.h"
 #include "core/params.h"
+#include "core/progress.h"
 #include "topo/topo.h"
 #include "topo/topology.h"
 #ifdef CHORUS_HAVE_UCX
@@ -44,6 +45,8 @@ std::set<Context *> g_live;  // so that MPI_Finalize can release what users did 
 // Above every communicator number this process has taken part in agreeing
 // (agreeCommId).
 std::atomic<int> g_nextCommId{0};
+// MPI_THREAD_MULTIPLE, from MPI_Query_thread once (libraryInit).
+bool g_threadMultiple = false;
 struct LookupCache {
   MPI_Comm comm;
   Context *ctx;
@@ -53,6 +56,10 @@ struct LookupCache {
 thread_local LookupCache t_lookup __attribute__((tls_model("initial-exec"))) = {};
 
 void destroy(Context *ctx) {
+  // MPI lets a communicator be freed with collectives outstanding: they
+  // finish first (each within CHORUS_TIMEOUT), then the worker is joined.
+  delete ctx->progress;
+  ctx->progress = nullptr;
 #ifdef CHORUS_HAVE_CUDA
   cudaStateFree(ctx->cuda);
   ctx->cuda = nullptr;
@@ -435,6 +442,18 @@ Status libraryInit() {
     logSetRank(rank);
     paramsInit();
     traceInit(rank);
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+    g_threadMultiple = provided == MPI_THREAD_MULTIPLE;
+    if (!g_threadMultiple && rank == 0)
+      CHORUS_INFO(kSubsysInit,
+                  "MPI thread level %s (not MPI_THREAD_MULTIPLE): one thread at a time in Chorus, no locks taken; "
+                  "nonblocking collectives run at the call and return a complete request",
+                  provided == MPI_THREAD_SINGLE ? "MPI_THREAD_SINGLE"
+                  : provided == MPI_THREAD_FUNNELED ? "MPI_THREAD_FUNNELED" : "MPI_THREAD_SERIALIZED");
+    else if (rank == 0)
+      CHORUS_INFO(kSubsysInit, "MPI_THREAD_MULTIPLE: collectives on distinct communicators may run in several "
+                               "threads at once; nonblocking ones progress on a thread per communicator");
     if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, deleteContextAttr, &g_contextKeyval, nullptr) != MPI_SUCCESS ||
         MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, finalizeHook, &g_finalizeKeyval, nullptr) != MPI_SUCCESS ||
         MPI_Comm_set_attr(MPI_COMM_SELF, g_finalizeKeyval, nullptr) != MPI_SUCCESS)
@@ -442,6 +461,8 @@ Status libraryInit() {
   });
   return result;
 }
+
+bool threadMultiple() { return g_threadMultiple; }
 
 Status contextGet(MPI_Comm comm, Context **out) {
   CHORUS_CHECK(libraryInit());

@@ -23,6 +23,7 @@
 namespace chorus {
 
 struct CudaState;  // src/cuda/cuda_executor.cc; created on first device-buffer use
+class ProgressQueue;  // core/progress.h; created by the first nonblocking collective
 
 struct Context {
   MPI_Comm comm = MPI_COMM_NULL;  // the user's communicator (not owned)
@@ -71,6 +72,10 @@ struct Context {
   CudaState *cuda = nullptr;              // CUDA executor state, lazily (CUDA builds only)
   void *netStaging = nullptr;             // pinned host memory staging device buffers across nodes
   size_t netStagingBytes = 0;
+  // The nonblocking collectives' queue and worker (core/progress.h); null
+  // until the first one.  Created and read by the thread calling on the
+  // communicator; the blocking collectives wait for it to drain.
+  ProgressQueue *progress = nullptr;
 };
 
 // Whether the FIFO from `sender` into `receiver` (any two ranks of the
@@ -102,7 +107,35 @@ Status contextInit(MPI_Comm comm);
 // Release the context of `comm`, if any (local, not collective).
 Status contextFree(MPI_Comm comm);
 
-// Global one-time set-up after MPI_Init: keyvals, the finalize hook.
+// Global one-time set-up after MPI_Init: keyvals, the finalize hook, the
+// thread level.
 Status libraryInit();
+// Whether MPI was initialized with MPI_THREAD_MULTIPLE (read once, by
+// libraryInit): then other threads may call MPI while Chorus works, and
+// nonblocking collectives progress on a thread of their own.
+//
+// What several threads share, each on its own communicator, and why no
+// lock is taken on the call path at any thread level:
+//  - a context is used by one thread at a time (MPI's rule for a
+//    communicator; its progress thread and the blocking calls take turns
+//    through ProgressQueue::drain), so its FIFOs, counters, statistics and
+//    flight recorder need no lock;
+//  - the lookup cache (t_lookup), the empty-call memo and the interposer's
+//    probe are thread-local; the epoch that invalidates them is atomic;
+//  - one-time set-up (libraryInit, settings, logging, topology, Chorus's
+//    datatypes) is std::call_once, then read-only; the predefined-type cache
+//    is lock-free to read and locks only to add a type, once per type;
+//  - the live-context set (g_live) and the UCX process context lock, but
+//    only when a context is created or released;
+//  - flight-recorder slots are claimed by compare-exchange; shm segment
+//    names by an atomic counter and random bits.
+// Known gaps: communicators set up by several threads at once may agree on
+// the same number (agreeCommId), which only names them in trace files and
+// CHORUS_STATS lines; and the UCP context (transport/ucx) is created
+// without mt_workers_shared, which UCX asks for when workers of one context
+// run in several threads at once (communicators spanning nodes used from
+// several threads, or their progress threads): it should be set when
+// threadMultiple().  Tested at 2x2 played nodes over tcp without a fault.
+bool threadMultiple();
 
 }  // namespace chorus

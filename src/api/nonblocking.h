@@ -1,0 +1,46 @@
+// The seam between the blocking implementations (api/collectives.cc) and
+// the nonblocking entry points (api/nonblocking.cc).  A nonblocking call
+// runs the blocking implementation with t_deferred set: every check, the
+// context's set-up and the memory-type test happen in the caller's thread
+// as for a blocking call, and for host buffers the collective stops there,
+// captured, to be run later by runDeferred on the communicator's progress
+// thread.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+
+#include "coll/host_executor.h"
+
+namespace chorus {
+
+struct Context;
+
+struct DeferredCollective {
+  bool captured = false;  // false: nothing left to run (it failed, was empty, or ran at the call)
+  Context *ctx = nullptr;
+  CollRequest req{};
+  size_t planBytes = 0;
+};
+// Set by a nonblocking entry point around its blocking implementation.
+extern thread_local DeferredCollective *t_deferred __attribute__((tls_model("initial-exec")));
+
+// Run a captured collective; raises its error through `comm`'s handler.
+int runDeferred(const char *name, MPI_Comm comm, DeferredCollective &d);
+
+// The blocking implementations, reporting errors under `name`.
+int allreduceEntry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, const char *name);
+int reduceEntry(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root,
+                MPI_Comm comm, const char *name);
+int bcastEntry(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, const char *name);
+int allgatherEntry(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, const char *name);
+int reduceScatterBlockEntry(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op,
+                            MPI_Comm comm, const char *name);
+int alltoallEntry(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, const char *name);
+int barrierEntry(MPI_Comm comm, const char *name);
+
+}  // namespace chorus
