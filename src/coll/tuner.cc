@@ -100,17 +100,23 @@ Forced forcedAlgo() {
 // overhead: 4 ranks on 2 cores, every rank its own node, an 8-byte
 // allreduce took 42 us one-shot (3 messages each way per rank) against
 // Open MPI's recursive doubling's 28 (2 each way).
+// A shared-memory hop costs little CPU, but where ranks share cores the
+// receiver must first be scheduled: 2 nodes x 2 ranks on 2 cores, 4 KiB,
+// the hierarchical allreduce (two hops in the node, two across) took 46 us
+// against recursive doubling's 18 (one of each), so about 15 us per hop in
+// the node for each extra rank per core.
 struct LinkClass {
   const char *name;
   double latencyUs;
   double messageUs;  // CPU overhead per message, both ends, with a core per rank
+  double crowdedUs;  // added per message for each rank per core beyond one
   double bytesPerUs;
 };
-constexpr LinkClass kShmLink = {"shm", 0.5, 0.0, 7000.0};
-constexpr LinkClass kNetLink = {"net", 2.5, 2.5, 3500.0};
+constexpr LinkClass kShmLink = {"shm", 0.5, 0.0, 15.0, 7000.0};
+constexpr LinkClass kNetLink = {"net", 2.5, 2.5, 0.0, 3500.0};
 
 double hopUs(const LinkClass &link, double bytes, double cpuShare = 1.0) {
-  return link.latencyUs + link.messageUs * cpuShare + bytes / link.bytesPerUs;
+  return link.latencyUs + link.messageUs * cpuShare + link.crowdedUs * (cpuShare - 1) + bytes / link.bytesPerUs;
 }
 
 // Network hops from the root to the deepest node of the node tree over
@@ -164,14 +170,14 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
     case Algo::Chain: {  // pipelined slices: fill every hop once, then stream at the slowest link
       if (!rooted) return kNotApplicable;
       const double slice = bytes < slot ? bytes : slot;
-      return (n - nodes) * hopUs(kShmLink, slice) + (nodes - 1) * hopUs(cross, slice, shape.cpuShare) +
+      return (n - nodes) * hopUs(kShmLink, slice, shape.cpuShare) + (nodes - 1) * hopUs(cross, slice, shape.cpuShare) +
              (bytes - slice) / cross.bytesPerUs;
     }
     case Algo::Tree: {  // node tree + chains: log2(nodes) network hops; a head feeds two nodes
       if (shape.nnodes < 2 || !(rooted || coll == Coll::Allreduce)) return kNotApplicable;
       const double carried = coll == Coll::Allreduce ? bytes / 2 : bytes;  // each tree takes a half
       const double slice = carried < slot ? carried : slot;
-      const double fill = netHops * hopUs(kNetLink, slice, shape.cpuShare) + shmHops * hopUs(kShmLink, slice);
+      const double fill = netHops * hopUs(kNetLink, slice, shape.cpuShare) + shmHops * hopUs(kShmLink, slice, shape.cpuShare);
       // Streaming, a head sends each slice to two nodes; an allreduce's
       // tree also turns every slice around at the root, which the ring
       // never waits for: measured 1.5x the ring's time at 2 ranks, 16 MiB
@@ -181,7 +187,7 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
     }
     case Algo::Hierarchical:  // rings in the node around a ring among the nodes
       if (coll != Coll::Allreduce || !shape.equalNodes) return kNotApplicable;
-      return 2 * shmHops * hopUs(kShmLink, bytes / m) + 2 * (nodes - 1) * hopUs(kNetLink, bytes / (m * nodes), shape.cpuShare);
+      return 2 * shmHops * hopUs(kShmLink, bytes / m, shape.cpuShare) + 2 * (nodes - 1) * hopUs(kNetLink, bytes / (m * nodes), shape.cpuShare);
     default:
       return kNotApplicable;
   }
