@@ -34,7 +34,8 @@ Status runCopyCollective(HostChannel &ch, const CollRequest &req) {
       alltoallPairwise<Bytes>(a, prims);
       break;
     case Coll::Barrier:
-      barrierDissemination(ch.rank, ch.nranks, prims);
+      if (req.algo == Algo::Direct && ch.nranks <= kMaxDirectRanks) barrierFlat(ch.rank, ch.nranks, prims);
+      else barrierDissemination(ch.rank, ch.nranks, prims);
       break;
     default:
       return Status::InternalError;

@@ -10,6 +10,7 @@
 #include "coll/allreduce_tree.h"
 #include "coll/alltoall_pairwise.h"
 #include "coll/barrier_dissemination.h"
+#include "coll/barrier_flat.h"
 #include "coll/bcast_chain.h"
 #include "coll/bcast_tree.h"
 #include "coll/direct_collectives.h"

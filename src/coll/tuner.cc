@@ -197,14 +197,19 @@ Plan planCollective(Coll coll, size_t bytes, const PlanShape &shape) {
   const int nranks = shape.nranks;
   const bool severalNodes = shape.nnodes > 1;
   if (nranks == 1) return {Algo::Local, "a single rank"};
-  if (coll == Coll::Barrier) return {Algo::Dissemination, "the only barrier"};
   if (coll == Coll::Alltoall) return {Algo::Pairwise, "the only alltoall"};
+  static const Forced forced = forcedAlgo();  // settings are read once per process
+  if (coll == Coll::Barrier) {
+    if (forced == Forced::Direct && directFits(nranks)) return {Algo::Direct, "CHORUS_ALGO=direct"};
+    if (forced == Forced::None && shape.cpuShare > 1 && directFits(nranks))
+      return {Algo::Direct, "ranks share cores: the flat barrier's two hand-offs beat log2(n) pairwise rounds"};
+    return {Algo::Dissemination, "log2(n) pairwise rounds"};
+  }
 
   const bool rooted = coll == Coll::Bcast || coll == Coll::Reduce;
   // Across nodes bcast and reduce also have a tree (bcast_tree.h, reduce_tree.h).
   const bool hasTree = coll == Coll::Allreduce || (rooted && severalNodes);
   const Algo ringLike = rooted ? Algo::Chain : Algo::Ring;
-  static const Forced forced = forcedAlgo();  // settings are read once per process
   if (forced == Forced::Ring) return {ringLike, "CHORUS_ALGO=ring"};
   if (forced == Forced::Tree && hasTree) return {Algo::Tree, "CHORUS_ALGO=tree"};
   if (forced == Forced::Direct && directFits(nranks)) return {Algo::Direct, "CHORUS_ALGO=direct"};

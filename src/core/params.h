@@ -17,8 +17,8 @@ enum class ParamKind { Choice, Integer, Size, List };
     "hierarchical (several nodes of equal size)|recursive_doubling (host memory, a power of two " \
     "ranks); "                                                                                    \
     "reduce-scatter: ring|direct; reduce: ring|direct|tree (several nodes); allgather: ring|direct|" \
-    "publish; bcast: ring|direct|publish|tree (several nodes)). auto lets the "                      \
-    "planner choose by size.")                                                                    \
+    "publish; bcast: ring|direct|publish|tree (several nodes); barrier: direct (flat)). auto lets " \
+    "the planner choose by size.")                                                                \
   X(Proto, Choice, "CHORUS_PROTO", "auto", "auto,simple,ll",                                      \
     "Force the GPU protocol: simple (bandwidth) or ll (latency). Host buffers always use simple.") \
   X(LLFlagBits, Integer, "CHORUS_LL_FLAG_BITS", "32", "4..32",                                    \

@@ -122,6 +122,15 @@ BOOST_AUTO_TEST_CASE(planner_choices) {
   PlanShape twoNodes;
   twoNodes.nranks = twoNodes.nnodes = 2;
   BOOST_TEST(planCollective(Coll::Allreduce, 8, twoNodes).algo == Algo::Direct);
+  // The barrier: pairwise rounds with a core per rank, the flat barrier
+  // (two hand-offs) where ranks share cores.
+  PlanShape oneNode;
+  oneNode.nranks = oneNode.maxNodeRanks = 4;
+  BOOST_TEST(planCollective(Coll::Barrier, 0, oneNode).algo == Algo::Dissemination);
+  oneNode.cpuShare = 2;
+  BOOST_TEST(planCollective(Coll::Barrier, 0, oneNode).algo == Algo::Direct);
+  oneNode.nranks = oneNode.maxNodeRanks = 64;  // more than the flat barrier's FIFOs
+  BOOST_TEST(planCollective(Coll::Barrier, 0, oneNode).algo == Algo::Dissemination);
   // Crowded cores make every message dearer: the algorithm with fewer
   // messages gains.
   PlanShape crowded = twoByTwo;
