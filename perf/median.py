@@ -12,6 +12,7 @@ runs (lowest-highest), so a loss can be told from noise.  With --min-ratio (and
 misses the target, so a sweep can be checked by a script.
 """
 import json
+import re
 import statistics
 import sys
 
@@ -68,7 +69,9 @@ def main():
                 row["mpi"].append(r["mpi"]["time_us"])
                 row["ratio"].append(r["mpi"]["ratio"])
             row["wrong"] += r["wrong"] or 0
-    nruns = max(len(row["ch"]) for row in rows.values())
+    # compare.sh writes one file per range of each run (-runN-partM); a
+    # size two ranges share counts twice in its row but is still one run.
+    nruns = len({re.sub(r"-part\d+(?=\.json$)", "", path) for path in files})
     timing = first.get("timing", "back-to-back")
     print("%s, %d ranks, %s, %s timing, %d runs (median per size; the range is the lowest and highest run)\n" %
           (first["tool"], first["nranks"], first["results"][0]["type"], timing, nruns))
