@@ -18,8 +18,6 @@
 
 namespace chorus {
 
-CHORUS_HOST_DEVICE inline bool isPowerOfTwo(int n) { return n > 0 && (n & (n - 1)) == 0; }
-
 template <typename T, typename Prims>
 CHORUS_HOST_DEVICE void allreduceRecursiveDoubling(const CollArgs &a, Prims &prims) {
   const T *src = static_cast<const T *>(a.sendbuf);

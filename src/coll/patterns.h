@@ -10,6 +10,9 @@ namespace chorus {
 CHORUS_HOST_DEVICE constexpr size_t divUp(size_t a, size_t b) { return (a + b - 1) / b; }
 CHORUS_HOST_DEVICE constexpr size_t minSize(size_t a, size_t b) { return a < b ? a : b; }
 CHORUS_HOST_DEVICE constexpr int mod(int a, int n) { return ((a % n) + n) % n; }
+// Whether n ranks split into pairs, pairs of pairs... (recursive doubling,
+// the pairwise barrier).
+CHORUS_HOST_DEVICE constexpr bool isPowerOfTwo(int n) { return n > 0 && (n & (n - 1)) == 0; }
 
 // The ring: data flows from each position to the next.  `order` lists the
 // ranks by position (null: rank order), `where` is its inverse (rank ->
