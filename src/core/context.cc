@@ -93,6 +93,10 @@ int finalizeHook(MPI_Comm, int, void *, void *) {
     std::lock_guard<std::mutex> lock(g_mutex);
     live.assign(g_live.begin(), g_live.end());
   }
+  // Every context's release starts before any is waited for: the set is in
+  // address order, which differs from rank to rank.
+  for (Context *ctx : live)
+    if (ctx->netTransport && ctx->netTransport->beginFree) ctx->netTransport->beginFree(*ctx);
   for (Context *ctx : live) MPI_Comm_delete_attr(ctx->comm, g_contextKeyval);
   MPI_Comm_free_keyval(&g_contextKeyval);
   // Our own keyval too (MPI frees it once this, its last attribute, is
@@ -338,8 +342,11 @@ Status bootstrap(Context &ctx) {
   s = ctx.transport->connect(ctx, ctx.peers.data());
   if (s == Status::Ok && ctx.netTransport) s = ctx.netTransport->connect(ctx, ctx.peers.data());
   CHORUS_CHECK(agree(ctx, s));
-  CHORUS_CHECK(ctx.transport->postConnect(ctx));
-  if (ctx.netTransport) CHORUS_CHECK(ctx.netTransport->postConnect(ctx));
+  // Agreed like the steps above: a rank that fails here alone must not leave
+  // the others in the next collective of the set-up.
+  s = ctx.transport->postConnect(ctx);
+  if (s == Status::Ok && ctx.netTransport) s = ctx.netTransport->postConnect(ctx);
+  CHORUS_CHECK(agree(ctx, s));
 
   int commId = 0;
   CHORUS_CHECK(agreeCommId(ctx, &commId));
@@ -401,6 +408,7 @@ Status create(MPI_Comm comm, Context **out) {
     delete ctx;
     return s;
   }
+  ctx->established = true;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     g_live.insert(ctx);

@@ -27,6 +27,9 @@ class ProgressQueue;  // core/progress.h; created by the first nonblocking colle
 
 struct Context {
   MPI_Comm comm = MPI_COMM_NULL;  // the user's communicator (not owned)
+  // Set up on every rank of the communicator (not set while a failed set-up
+  // is undone): only then may its release talk to the other ranks.
+  bool established = false;
   int rank = 0, nranks = 1;
   // Node membership, decided by Chorus from the host identities exchanged
   // at bootstrap (CHORUS_HOSTID overrides), not by MPI.

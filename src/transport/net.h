@@ -24,10 +24,9 @@ struct NetOps {
   void (*postCredit)(void *net, const FifoEnd &e);
   // Run the network: deliver what arrived, complete what was sent.  Not Ok
   // (with `text` filled) when `peer`, the rank the caller waits for, has
-  // failed or left.  A peer leaving is no error by itself: a rank that is
-  // done with a communicator may free it while others still drain its last
-  // messages (which arrived before it left) or send it credits it no longer
-  // needs.
+  // failed or left.  A peer leaving is no error by itself: its connections
+  // close only once every rank is done with the communicator (ucx.cc,
+  // ucxBeginFree), and a peer may still send it credits it no longer needs.
   Status (*progress)(void *net, int peer, char *text, size_t len);
   // Wait until everything posted has left this process, so that no peer
   // waits for a message stuck here after the collective returns.

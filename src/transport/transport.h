@@ -53,6 +53,10 @@ struct TransportOps {
   // Called after every rank has connected (a barrier separates the two),
   // e.g. to unlink names so nothing leaks if a process dies.
   Status (*postConnect)(Context &ctx);
+  // Optional: start what free() must wait for without blocking, so that a
+  // rank releasing several contexts at once (MPI_Finalize) can start every
+  // one before it waits for any, in whatever order its contexts are kept.
+  void (*beginFree)(Context &ctx);
   Status (*free)(Context &ctx);
 };
 

@@ -185,6 +185,6 @@ Status shmFree(Context &ctx) {
 
 }  // namespace
 
-const TransportOps kShmTransport = {"shm", shmCanConnect, shmSetup, shmConnect, shmPostConnect, shmFree};
+const TransportOps kShmTransport = {"shm", shmCanConnect, shmSetup, shmConnect, shmPostConnect, nullptr, shmFree};
 
 }  // namespace chorus

@@ -1,0 +1,93 @@
+// Ranks finish a communicator at different times, and nothing sent is lost.
+// A broadcast root runs up to a FIFO ahead of its receivers, so when its
+// loop ends it reaches MPI_Comm_free, or MPI_Finalize, while the receivers
+// still have messages to read.  Across nodes, the root closing its
+// connections then must not drop them (run-teardown.sh also fails on any
+// CHORUS WARN line, which is how a lost message shows when the data did
+// arrive in time).
+//
+// Three communicators, each with back-to-back broadcasts of values that
+// change every call: one freed right after its loop, two left alive into
+// MPI_Finalize (which releases them in address order, so in an order that
+// may differ from rank to rank), with roots at opposite ends of world.  What each receiver got is compared with the
+// root's values sent afterwards by MPI_Bcast.  One PASS or FAIL line per
+// rank, printed after MPI_Finalize.
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "chorus.h"
+#include "error_text.h"
+
+namespace {
+
+// `calls` back-to-back 8-byte broadcasts from `root` on `comm`; what each
+// call delivered (or sent, at the root) is kept and checked against MPI's
+// broadcast of the root's record.  Empty on success, else why not.
+std::string broadcastBurst(MPI_Comm comm, int root, int calls, int seed) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  std::vector<long long> got(size_t(calls), -1);
+  for (int i = 0; i < calls; ++i) {
+    long long value = rank == root ? 1000003LL * seed + 7LL * i : -1;
+    const int rc = MPIX_Bcast_gpu(&value, 1, MPI_LONG_LONG, root, comm);
+    if (rc != MPI_SUCCESS) return "broadcast " + std::to_string(i) + " failed: " + errorText(rc);
+    got[size_t(i)] = value;
+  }
+  std::vector<long long> sent(got);
+  MPI_Bcast(sent.data(), calls, MPI_LONG_LONG, root, comm);
+  for (int i = 0; i < calls; ++i)
+    if (got[size_t(i)] != sent[size_t(i)])
+      return "broadcast " + std::to_string(i) + " delivered " + std::to_string(got[size_t(i)]) + ", the root sent " +
+             std::to_string(sent[size_t(i)]);
+  return "";
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const char *c = std::getenv("CHORUS_TEST_CALLS");
+  const int calls = c ? std::atoi(c) : 5000;
+  std::string failure;
+
+  MPI_Comm freed, first, second;
+  MPI_Comm_dup(MPI_COMM_WORLD, &freed);
+  MPI_Comm_set_errhandler(freed, MPI_ERRORS_RETURN);
+  failure = broadcastBurst(freed, 0, calls, 1);
+  // The comparison's MPI_Bcast leaves the ranks in step: a second burst
+  // lets the root run ahead into MPI_Comm_free.
+  std::vector<long long> last(1, rank);
+  for (int i = 0; failure.empty() && i < calls; ++i) {
+    const int rc = MPIX_Bcast_gpu(last.data(), 1, MPI_LONG_LONG, 0, freed);
+    if (rc != MPI_SUCCESS) failure = "the burst before MPI_Comm_free failed: " + errorText(rc);
+  }
+  if (failure.empty() && last[0] != 0) failure = "the burst before MPI_Comm_free delivered " + std::to_string(last[0]);
+  MPI_Comm_free(&freed);
+
+  // Two communicators alive at MPI_Finalize: the second is world reversed.
+  MPI_Comm_dup(MPI_COMM_WORLD, &first);
+  MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &second);
+  MPI_Comm_set_errhandler(first, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(second, MPI_ERRORS_RETURN);
+  if (failure.empty()) failure = broadcastBurst(first, 0, calls, 2);
+  if (failure.empty()) failure = broadcastBurst(second, 0, calls, 3);  // world's last rank is its root
+  long long a = rank, b = rank;
+  for (int i = 0; failure.empty() && i < calls; ++i) {
+    const int rc1 = MPIX_Bcast_gpu(&a, 1, MPI_LONG_LONG, 0, first);
+    const int rc2 = rc1 == MPI_SUCCESS ? MPIX_Bcast_gpu(&b, 1, MPI_LONG_LONG, 0, second) : rc1;
+    if (rc2 != MPI_SUCCESS) failure = "the burst before MPI_Finalize failed: " + errorText(rc2);
+  }
+  if (failure.empty() && (a != 0 || b != size - 1))
+    failure = "the burst before MPI_Finalize delivered " + std::to_string(a) + " and " + std::to_string(b);
+  MPI_Finalize();
+  if (failure.empty()) printf("PASS rank %d: %d x 5 back-to-back broadcasts on 3 communicators\n", rank, calls);
+  else printf("FAIL rank %d: %s\n", rank, failure.c_str());
+  return failure.empty() ? 0 : 1;
+}
