@@ -49,6 +49,23 @@ Status checkPeersAlive(HostChannel &ch, int peer, uint64_t target, bool waitingF
   return Status::Ok;
 }
 
+// How long a sender waits for a credit from another node before asking for
+// it: long against a credit's round trip when the receiver keeps up, so that
+// streams do not pay a request per slot; short against a collective.
+constexpr int64_t kCreditAskAfterNs = 50000;
+
+// Waiting for the head of a FIFO to another node: credits for inline
+// messages go lazily (prims_host.h, creditEvery), so after
+// kCreditAskAfterNs ask the receiver once for this head.  (A wait on any
+// other counter: nothing to ask.)
+inline void askForCredit(HostChannel &ch, const uint64_t *counter, uint64_t target, int peer) {
+  if (peer < 0 || peer >= ch.nranks) return;
+  FifoEnd &e = ch.sendTo[peer];
+  if (!e.remote || counter != &e.header->head.value || e.creditAsked >= target) return;
+  e.creditAsked = target;
+  ch.netOps->postCreditRequest(ch.net, e, target);
+}
+
 // Run the network transport once (FIFOs to other nodes are filled by it).
 inline Status progressNet(HostChannel &ch, int peer) {
   if (!ch.net) return Status::Ok;
@@ -60,9 +77,16 @@ inline Status progressNet(HostChannel &ch, int peer) {
 }  // namespace
 
 Status hostWaitCounter(HostChannel &ch, const uint64_t *counter, uint64_t target, int peer, bool waitingForData) {
+  const bool mayAsk = ch.net && !waitingForData;
+  const int64_t waitStart = mayAsk ? nowNs() : 0;
+  bool asked = !mayAsk;
   for (int i = 0; i < ch.spinCount; ++i) {
     if (loadAcquire(counter) >= target) return Status::Ok;
     if (ch.net) progressNet(ch, -1);  // a failure shows below, after everything that arrived
+    if (!asked && (i & 15) == 15 && nowNs() - waitStart > kCreditAskAfterNs) {
+      asked = true;
+      askForCredit(ch, counter, target, peer);
+    }
     cpuRelax();
   }
   // Past the spin phase: cheap enough now to note who we wait for.
@@ -77,6 +101,10 @@ Status hostWaitCounter(HostChannel &ch, const uint64_t *counter, uint64_t target
     const Status net = progressNet(ch, peer);
     if (loadAcquire(counter) >= target) return Status::Ok;
     if (net != Status::Ok) return net;
+    if (!asked && nowNs() - waitStart > kCreditAskAfterNs) {
+      asked = true;
+      askForCredit(ch, counter, target, peer);
+    }
     if (round < kYieldsBeforeSleep) {
       sched_yield();
     } else {

@@ -92,8 +92,12 @@ struct FifoEnd {
   // again: one cache-line transfer less per message.
   uint64_t seen;
   // Receiver across nodes: the count of consumed messages last told to the
-  // sender, by a credit or riding on a message going back (ucx.cc).
+  // sender, by a credit or riding on a message going back (ucx.cc), and the
+  // count the sender asked to be told of once reached (UINT64_MAX: none).
   uint64_t credited;
+  uint64_t creditWanted;
+  // Sender across nodes: the head it last asked the receiver for.
+  uint64_t creditAsked;
   // CHORUS_CHECKSUM (host FIFOs only; null when off): the checksum of
   // message s at sums[s % kInlineSlots], written by the sender before it
   // posts the message.  A sender never runs more than kInlineSlots messages
@@ -136,6 +140,8 @@ CHORUS_HOST_DEVICE inline FifoEnd makeFifoEnd(char *fifoBase, size_t slotBytes, 
   e.step = 0;
   e.seen = 0;
   e.credited = 0;
+  e.creditWanted = ~uint64_t(0);
+  e.creditAsked = 0;
   e.sums = nullptr;
   return e;
 }

@@ -22,6 +22,10 @@ struct NetOps {
   void (*postMessage)(void *net, const FifoEnd &e, uint64_t msg, size_t bytes, size_t lines);
   // The receive FIFO `e` consumed messages up to its step: tell the sender.
   void (*postCredit)(void *net, const FifoEnd &e);
+  // The send FIFO `e` has waited long for its head to reach `need`: ask the
+  // receiver to say when it has consumed that many (credits for inline
+  // messages go lazily, see prims_host.h).
+  void (*postCreditRequest)(void *net, const FifoEnd &e, uint64_t need);
   // Run the network: deliver what arrived, complete what was sent.  Not Ok
   // (with `text` filled) when `peer`, the rank the caller waits for, has
   // failed or left.  A peer leaving is no error by itself: its connections

@@ -6,6 +6,9 @@
 // CHORUS WARN line, which is how a lost message shows when the data did
 // arrive in time).
 //
+// Also, on the way: small broadcasts followed by a large one (mixedSizes),
+// the flow control's hard case across nodes.
+//
 // Three communicators, each with back-to-back broadcasts of values that
 // change every call: one freed right after its loop, two left alive into
 // MPI_Finalize (which releases them in address order, so in an order that
@@ -46,6 +49,32 @@ std::string broadcastBurst(MPI_Comm comm, int root, int calls, int seed) {
   return "";
 }
 
+// Runs of small broadcasts (inline messages, whose credits go lazily) each
+// followed by a large one (full slots, fewer than the credits may lag by):
+// across nodes the root then waits for a credit the receiver holds back,
+// and gets it by asking.  Every large broadcast is checked against MPI's.
+std::string mixedSizes(MPI_Comm comm, int root, int rounds) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const int smallRun = 20, largeCount = 1 << 16;  // 256 KiB of int
+  std::vector<int> large(static_cast<size_t>(largeCount)), reference(large);
+  for (int round = 0; round < rounds; ++round) {
+    for (int i = 0; i < smallRun; ++i) {
+      int value = rank == root ? round * smallRun + i : -1;
+      const int rc = MPIX_Bcast_gpu(&value, 1, MPI_INT, root, comm);
+      if (rc != MPI_SUCCESS) return "small broadcast failed: " + errorText(rc);
+      if (value != round * smallRun + i) return "small broadcast delivered " + std::to_string(value);
+    }
+    for (int k = 0; k < largeCount; ++k) large[size_t(k)] = rank == root ? round * 7 + k : -1;
+    reference = large;
+    const int rc = MPIX_Bcast_gpu(large.data(), largeCount, MPI_INT, root, comm);
+    if (rc != MPI_SUCCESS) return "large broadcast failed: " + errorText(rc);
+    MPI_Bcast(reference.data(), largeCount, MPI_INT, root, comm);
+    if (large != reference) return "large broadcast " + std::to_string(round) + " differs from MPI_Bcast's";
+  }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -76,6 +105,7 @@ int main(int argc, char **argv) {
   MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &second);
   MPI_Comm_set_errhandler(first, MPI_ERRORS_RETURN);
   MPI_Comm_set_errhandler(second, MPI_ERRORS_RETURN);
+  if (failure.empty()) failure = mixedSizes(first, 0, 20);
   if (failure.empty()) failure = broadcastBurst(first, 0, calls, 2);
   if (failure.empty()) failure = broadcastBurst(second, 0, calls, 3);  // world's last rank is its root
   long long a = rank, b = rank;
@@ -87,7 +117,7 @@ int main(int argc, char **argv) {
   if (failure.empty() && (a != 0 || b != size - 1))
     failure = "the burst before MPI_Finalize delivered " + std::to_string(a) + " and " + std::to_string(b);
   MPI_Finalize();
-  if (failure.empty()) printf("PASS rank %d: %d x 5 back-to-back broadcasts on 3 communicators\n", rank, calls);
+  if (failure.empty()) printf("PASS rank %d: %d x 5 back-to-back broadcasts on 3 communicators, 20 runs of small then large\n", rank, calls);
   else printf("FAIL rank %d: %s\n", rank, failure.c_str());
   return failure.empty() ? 0 : 1;
 }

@@ -47,10 +47,11 @@ namespace chorus {
 
 namespace {
 
-enum : unsigned { kAmData = 11, kAmCredit = 12 };
+enum : unsigned { kAmData = 11, kAmCredit = 12, kAmCreditWanted = 13 };
 
 // Header of every active message.  For data, `value` is the message number
-// (the FIFO step it fills); for credits, the receiver's consumed count.
+// (the FIFO step it fills); for credits, the receiver's consumed count; for
+// credit requests, the consumed count the sender waits to hear of.
 // Data also carries `credit`, the sender's consumed count of the FIFO going
 // the other way: where data flows both ways (allreduce, allgather,
 // alltoall) credits then need no message of their own.
@@ -78,6 +79,7 @@ struct UcxState {
   std::vector<Pending> pending;   // send requests not yet complete
   std::vector<NetHeader *> freeHeaders;
   std::vector<ucs_status_t> failed;  // by rank: why its endpoint failed (UCS_OK: alive)
+  std::vector<int> creditReplies; // ranks that asked for a credit we can give now (sent after progress)
   bool sentSinceFlush = false;    // a collective on this node only needs no flush
   MPI_Request closing = MPI_REQUEST_NULL;  // the barrier ucxFree waits for (ucxBeginFree)
   bool closingStarted = false;
@@ -182,6 +184,24 @@ ucs_status_t onCredit(void *arg, const void *header, size_t headerLength, void *
   return UCS_OK;
 }
 
+// The sender waits for us to have consumed h.value messages of its FIFO.
+// Answered at once (after the worker's progress: no sends from a handler)
+// when we have, else by the consuming primitive when we get there.
+ucs_status_t onCreditWanted(void *arg, const void *header, size_t headerLength, void *, size_t,
+                            const ucp_am_recv_param_t *) {
+  auto *st = static_cast<UcxState *>(arg);
+  NetHeader h;
+  if (headerLength != sizeof h) return UCS_ERR_INVALID_PARAM;
+  memcpy(&h, header, sizeof h);
+  Context &ctx = *st->ctx;
+  if (h.src < 0 || h.src >= ctx.nranks) return UCS_ERR_INVALID_PARAM;
+  FifoEnd &e = ctx.recvFrom[size_t(h.src)];
+  if (e.credited >= h.value) return UCS_OK;  // told already: that credit is on its way
+  if (e.step >= h.value) st->creditReplies.push_back(h.src);
+  else e.creditWanted = std::min(e.creditWanted, h.value);
+  return UCS_OK;
+}
+
 void onEndpointError(void *arg, ucp_ep_h ep, ucs_status_t status) {
   auto *st = static_cast<UcxState *>(arg);
   for (size_t p = 0; p < st->eps.size(); ++p)
@@ -212,6 +232,7 @@ void ucxPostMessage(void *net, const FifoEnd &e, uint64_t msg, size_t bytes, siz
   auto &st = *static_cast<UcxState *>(net);
   FifoEnd &back = st.ctx->recvFrom[size_t(e.peer)];
   back.credited = back.step;
+  if (back.step >= back.creditWanted) back.creditWanted = ~uint64_t(0);
   const NetHeader h{int32_t(st.ctx->rank), uint32_t(lines), msg, back.step, e.sums ? e.sums[msg % kInlineSlots] : 0};
   if (lines) send(st, e.peer, kAmData, h, e.inlineSlot(msg), lines * kInlineLineBytes);
   else send(st, e.peer, kAmData, h, e.slot(msg), bytes);
@@ -222,10 +243,23 @@ void ucxPostCredit(void *net, const FifoEnd &e) {
   send(st, e.peer, kAmCredit, NetHeader{int32_t(st.ctx->rank), 0, e.step, 0, 0}, nullptr, 0);
 }
 
+void ucxPostCreditRequest(void *net, const FifoEnd &e, uint64_t need) {
+  auto &st = *static_cast<UcxState *>(net);
+  send(st, e.peer, kAmCreditWanted, NetHeader{int32_t(st.ctx->rank), 0, need, 0, 0}, nullptr, 0);
+}
+
 Status ucxProgress(void *net, int peer, char *text, size_t len) {
   auto &st = *static_cast<UcxState *>(net);
   while (ucp_worker_progress(st.worker) != 0) {
   }
+  for (int p : st.creditReplies) {
+    FifoEnd &e = st.ctx->recvFrom[size_t(p)];
+    if (e.step <= e.credited) continue;
+    e.credited = e.step;
+    e.creditWanted = ~uint64_t(0);
+    ucxPostCredit(&st, e);
+  }
+  st.creditReplies.clear();
   size_t kept = 0;
   for (const UcxState::Pending &p : st.pending) {
     const ucs_status_t s = ucp_request_check_status(p.request);
@@ -325,6 +359,11 @@ Status ucxSetup(Context &ctx, PeerInfo &self) {
   if (s == UCS_OK) {
     hp.id = kAmCredit;
     hp.cb = onCredit;
+    s = ucp_worker_set_am_recv_handler(st->worker, &hp);
+  }
+  if (s == UCS_OK) {
+    hp.id = kAmCreditWanted;
+    hp.cb = onCreditWanted;
     s = ucp_worker_set_am_recv_handler(st->worker, &hp);
   }
   if (s != UCS_OK) {
@@ -542,7 +581,7 @@ Status ucxFree(Context &ctx) {
   return Status::Ok;
 }
 
-const NetOps kUcxNetOps = {ucxPostMessage, ucxPostCredit, ucxProgress, ucxFlush};
+const NetOps kUcxNetOps = {ucxPostMessage, ucxPostCredit, ucxPostCreditRequest, ucxProgress, ucxFlush};
 
 }  // namespace
 
