@@ -170,7 +170,15 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
     case Algo::Chain: {  // pipelined slices: fill every hop once, then stream at the slowest link
       if (!rooted) return kNotApplicable;
       const double slice = bytes < slot ? bytes : slot;
-      return (n - nodes) * hopUs(kShmLink, slice, shape.cpuShare) + (nodes - 1) * hopUs(cross, slice, shape.cpuShare) +
+      // A broadcast's hops in the node go one way, each rank forwarding as
+      // soon as it runs: they do not pay the crowded node's wait for a rank
+      // to be scheduled the way the hierarchical allreduce's back-and-forth
+      // does.  2 nodes x 2 ranks on 2 cores, 8 B-4 KiB: the chain took
+      // 5.0-8.4 us back to back (Open MPI 6.1-7.2) against the one-shot's
+      // 10.0-16.5, and 47.6-49.3 per call after a barrier against 61-64.
+      // A reduce's chain did not (12 us back to back, against 6 one-shot).
+      const double shmShare = coll == Coll::Bcast ? 1.0 : shape.cpuShare;
+      return (n - nodes) * hopUs(kShmLink, slice, shmShare) + (nodes - 1) * hopUs(cross, slice, shape.cpuShare) +
              (bytes - slice) / cross.bytesPerUs;
     }
     case Algo::Tree: {  // node tree + chains: log2(nodes) network hops; a head feeds two nodes
