@@ -13,9 +13,9 @@ enum class Coll : uint8_t { Allreduce, Reduce, Bcast, Allgather, ReduceScatter, 
 // Hierarchical (allreduce, host memory, several nodes of equal size): ring
 // reduce-scatter in the node, ring allreduce across nodes, ring allgather in
 // the node.
-// RecursiveDoubling (allreduce, host memory and the staged device path,
-// a power of two ranks): log2(n) pairwise exchanges, for small messages
-// across nodes.
+// RecursiveDoubling (allreduce, allgather and, as recursive halving,
+// reduce-scatter; host memory and the staged device path, a power of two
+// ranks): log2(n) pairwise exchanges, for small messages across nodes.
 enum class Algo : uint8_t {
   Ring, Tree, Direct, Chain, Pairwise, Dissemination, Local, Publish, Hierarchical, RecursiveDoubling, Count
 };

@@ -26,7 +26,8 @@ Status runCopyCollective(HostChannel &ch, const CollRequest &req) {
       else if (req.algo != Algo::Local) bcastChain<Bytes>(a, prims);
       break;
     case Coll::Allgather:
-      if (req.algo == Algo::Direct || req.algo == Algo::Local) allgatherDirect<Bytes>(a, prims);
+      if (req.algo == Algo::RecursiveDoubling && allgatherRecursiveDoublingFits(a)) allgatherRecursiveDoubling<Bytes>(a, prims);
+      else if (req.algo == Algo::Direct || req.algo == Algo::Local) allgatherDirect<Bytes>(a, prims);
       else if (req.algo == Algo::Publish && prims.canPublish()) allgatherPublish<Bytes>(a, prims);
       else allgatherRing<Bytes>(a, prims);
       break;

@@ -2,6 +2,7 @@
 // instantiation units only.
 #pragma once
 
+#include "coll/allgather_recursive_doubling.h"
 #include "coll/allgather_ring.h"
 #include "coll/allreduce_direct.h"
 #include "coll/allreduce_hierarchical.h"
@@ -20,6 +21,7 @@
 #include "coll/publish_collectives.h"
 #include "coll/reduce_chain.h"
 #include "coll/reduce_tree.h"
+#include "coll/reduce_scatter_recursive_halving.h"
 #include "coll/reduce_scatter_ring.h"
 #include "coll/type_table.h"
 
@@ -78,7 +80,9 @@ Status runReduction(HostChannel &ch, const CollRequest &req) {
       else reduceChain<T>(a, prims);
       break;
     case Coll::ReduceScatter:
-      if (req.algo == Algo::Direct || req.algo == Algo::Local) reduceScatterDirect<T>(a, prims, scratch);
+      if (req.algo == Algo::RecursiveDoubling && reduceScatterRecursiveHalvingFits(a))
+        reduceScatterRecursiveHalving<T>(a, prims, scratch);
+      else if (req.algo == Algo::Direct || req.algo == Algo::Local) reduceScatterDirect<T>(a, prims, scratch);
       else reduceScatterRing<T>(a, prims);
       break;
     default:

@@ -8,6 +8,7 @@
 #include "coll/allreduce_recursive_doubling.h"
 #include "core/log.h"
 #include "core/params.h"
+#include "transport/fifo.h"
 
 namespace chorus {
 
@@ -159,10 +160,19 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // one after the other, where a ring step sends and receives at once.
       if (!directFits(shape.nranks)) return kNotApplicable;
       return cross.latencyUs + (n - 1) * cross.messageUs * shape.cpuShare + 2 * (n - 1) * bytes / cross.bytesPerUs;
-    case Algo::RecursiveDoubling:  // log2(n) rounds, each one message each way of the whole vector
+    case Algo::RecursiveDoubling:  // log2(n) rounds, each one message each way
       // (At 2 ranks it is the one-shot's exchange: the one-shot stands.)
-      if (coll != Coll::Allreduce || shape.nranks < 4 || !isPowerOfTwo(shape.nranks)) return kNotApplicable;
-      return log2(n) * hopUs(cross, 2 * bytes, shape.cpuShare);
+      if (shape.nranks < 4 || !isPowerOfTwo(shape.nranks)) return kNotApplicable;
+      if (coll == Coll::Allreduce) return log2(n) * hopUs(cross, 2 * bytes, shape.cpuShare);  // the whole vector
+      // Allgather and reduce-scatter (recursive halving): 1, 2, 4... blocks
+      // per round, n - 1 sent and n - 1 received in all, as the one-shot,
+      // unsliced: only while all n blocks fit the smallest slice (else the
+      // executor runs the ring).  With a core per rank it ties the one-shot
+      // at 4 ranks (2 rounds against 1 round of 3 messages), and the
+      // one-shot, first, stays.
+      if ((coll != Coll::Allgather && coll != Coll::ReduceScatter) || n * bytes > double(kSmallFifoSlotBytes))
+        return kNotApplicable;
+      return log2(n) * hopUs(cross, 0, shape.cpuShare) + 2 * (n - 1) * bytes / cross.bytesPerUs;
     case Algo::Ring:  // 2(n-1) steps of a 1/n block, each as slow as the network hop
       if (coll == Coll::Allreduce) return 2 * (n - 1) * hopUs(cross, bytes / n, shape.cpuShare);
       if (coll == Coll::Allgather || coll == Coll::ReduceScatter) return (n - 1) * hopUs(cross, bytes, shape.cpuShare);
@@ -225,7 +235,9 @@ Plan planCollective(Coll coll, size_t bytes, const PlanShape &shape) {
   if (forced == Forced::Publish && hasPublish) return {Algo::Publish, "CHORUS_ALGO=publish"};
   const bool hasHierarchy = coll == Coll::Allreduce && shape.equalNodes;
   if (forced == Forced::Hierarchical && hasHierarchy) return {Algo::Hierarchical, "CHORUS_ALGO=hierarchical"};
-  if (forced == Forced::RecursiveDoubling && coll == Coll::Allreduce && isPowerOfTwo(nranks))
+  const bool hasRecursiveDoubling =
+      (coll == Coll::Allreduce || coll == Coll::Allgather || coll == Coll::ReduceScatter) && isPowerOfTwo(nranks);
+  if (forced == Forced::RecursiveDoubling && hasRecursiveDoubling)
     return {Algo::RecursiveDoubling, "CHORUS_ALGO=recursive_doubling"};
 
   const size_t directMax = limitFromParam(ParamId::DirectMaxBytes, directMaxBytes(coll, nranks));

@@ -16,8 +16,9 @@ enum class ParamKind { Choice, Integer, Size, List };
     "Force the algorithm of every collective that has it (allreduce: ring|tree|direct|publish|"   \
     "hierarchical (several nodes of equal size)|recursive_doubling (host memory, a power of two " \
     "ranks); "                                                                                    \
-    "reduce-scatter: ring|direct; reduce: ring|direct|tree (several nodes); allgather: ring|direct|" \
-    "publish; bcast: ring|direct|publish|tree (several nodes); barrier: direct (flat)). auto lets " \
+    "reduce-scatter: ring|direct|recursive_doubling (halving); reduce: ring|direct|tree (several "  \
+    "nodes); allgather: ring|direct|publish|recursive_doubling; bcast: ring|direct|publish|tree "   \
+    "(several nodes); barrier: direct (flat)). auto lets "                                        \
     "the planner choose by size.")                                                                \
   X(Proto, Choice, "CHORUS_PROTO", "auto", "auto,simple,ll",                                      \
     "Force the GPU protocol: simple (bandwidth) or ll (latency). Host buffers always use simple.") \

@@ -139,6 +139,20 @@ BOOST_AUTO_TEST_CASE(planner_choices) {
                  modelCostUs(Coll::Allreduce, Algo::RecursiveDoubling, 8, crowded) >
              modelCostUs(Coll::Allreduce, Algo::Direct, 8, twoByTwo) -
                  modelCostUs(Coll::Allreduce, Algo::RecursiveDoubling, 8, twoByTwo));
+  // Small allgathers and reduce-scatters on a power of two ranks sharing
+  // cores: log2(n) messages per rank (recursive doubling, halving) over the
+  // one-shot's n - 1, while all n blocks fit one slice.
+  PlanShape fourNodes;
+  fourNodes.nranks = fourNodes.nnodes = 4;
+  fourNodes.cpuShare = 2;
+  for (Coll c : {Coll::Allgather, Coll::ReduceScatter}) {
+    BOOST_TEST_CONTEXT("coll " << int(c)) {
+      BOOST_TEST(planCollective(c, 1024, fourNodes).algo == Algo::RecursiveDoubling);
+      BOOST_TEST(planCollective(c, 64 << 10, fourNodes).algo != Algo::RecursiveDoubling);
+    }
+  }
+  fourNodes.nranks = fourNodes.nnodes = 6;  // not a power of two
+  BOOST_TEST(planCollective(Coll::Allgather, 1024, fourNodes).algo != Algo::RecursiveDoubling);
   // ...but a small broadcast's chain hands on one way and pays no crowded
   // hop in the node: on 2 nodes x 2 ranks sharing cores it beats the
   // one-shot (measured, tuner.cc), while a reduce's chain does not.
