@@ -153,14 +153,21 @@ UcxState *stateOf(Context &ctx) { return static_cast<UcxState *>(ctx.netState); 
 
 // ---- arrival ---------------------------------------------------------------
 
+// The header of an arrived message, checked: its length, and a sender in
+// the communicator.
+bool readHeader(const UcxState &st, const void *header, size_t headerLength, NetHeader *h) {
+  if (headerLength != sizeof *h) return false;
+  memcpy(h, header, sizeof *h);
+  return h->src >= 0 && h->src < st.ctx->nranks;
+}
+
 ucs_status_t onData(void *arg, const void *header, size_t headerLength, void *data, size_t length,
                     const ucp_am_recv_param_t *param) {
   auto *st = static_cast<UcxState *>(arg);
   NetHeader h;
-  if (headerLength != sizeof h || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) return UCS_ERR_INVALID_PARAM;
-  memcpy(&h, header, sizeof h);
+  if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) || !readHeader(*st, header, headerLength, &h))
+    return UCS_ERR_INVALID_PARAM;
   Context &ctx = *st->ctx;
-  if (h.src < 0 || h.src >= ctx.nranks) return UCS_ERR_INVALID_PARAM;
   FifoEnd &e = ctx.recvFrom[size_t(h.src)];
   // The sender had a credit for this message, so its slot is free here.
   if (h.lines) memcpy(e.inlineSlot(h.value), data, std::min(length, size_t(h.lines) * kInlineLineBytes));
@@ -176,11 +183,8 @@ ucs_status_t onCredit(void *arg, const void *header, size_t headerLength, void *
                       const ucp_am_recv_param_t *) {
   auto *st = static_cast<UcxState *>(arg);
   NetHeader h;
-  if (headerLength != sizeof h) return UCS_ERR_INVALID_PARAM;
-  memcpy(&h, header, sizeof h);
-  Context &ctx = *st->ctx;
-  if (h.src < 0 || h.src >= ctx.nranks) return UCS_ERR_INVALID_PARAM;
-  raiseHead(ctx.sendTo[size_t(h.src)].header, h.value);
+  if (!readHeader(*st, header, headerLength, &h)) return UCS_ERR_INVALID_PARAM;
+  raiseHead(st->ctx->sendTo[size_t(h.src)].header, h.value);
   return UCS_OK;
 }
 
@@ -191,11 +195,8 @@ ucs_status_t onCreditWanted(void *arg, const void *header, size_t headerLength, 
                             const ucp_am_recv_param_t *) {
   auto *st = static_cast<UcxState *>(arg);
   NetHeader h;
-  if (headerLength != sizeof h) return UCS_ERR_INVALID_PARAM;
-  memcpy(&h, header, sizeof h);
-  Context &ctx = *st->ctx;
-  if (h.src < 0 || h.src >= ctx.nranks) return UCS_ERR_INVALID_PARAM;
-  FifoEnd &e = ctx.recvFrom[size_t(h.src)];
+  if (!readHeader(*st, header, headerLength, &h)) return UCS_ERR_INVALID_PARAM;
+  FifoEnd &e = st->ctx->recvFrom[size_t(h.src)];
   if (e.credited >= h.value) return UCS_OK;  // told already: that credit is on its way
   if (e.step >= h.value) st->creditReplies.push_back(h.src);
   else e.creditWanted = std::min(e.creditWanted, h.value);
