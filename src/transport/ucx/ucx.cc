@@ -513,14 +513,22 @@ Status ucxPostConnect(Context &ctx) {
 // MPI_Finalize).  So free() waits for a non-blocking barrier on the
 // communicator, progressing UCX meanwhile so that the peers still receiving
 // get what they wait for.  MPI_Finalize and MPI_Comm_free are collective, so
-// every rank comes; a communicator that saw a failure skips the barrier.
+// every live rank comes.
+//
+// Whether to enter the barrier must not depend on what one rank saw: a
+// collective that failed (a checksum mismatch, a timeout) fails on some
+// ranks and succeeds on others, and a rank that skipped the barrier
+// because of its own error both left the others waiting 10 s for it and,
+// closing its endpoints early, turned their wait into "Endpoint timeout"
+// (checksum-np4-2x2 in CI).  Every Chorus wait is bounded by
+// CHORUS_TIMEOUT, so a rank whose collective failed still comes.  Only a
+// failed endpoint skips it: its peer is dead or unreachable, and then the
+// barrier cannot complete on any rank.
 void ucxBeginFree(Context &ctx) {
   UcxState *st = stateOf(ctx);
   // A context that failed to set up is freed on its own ranks only.
   if (!st || !st->worker || !ctx.established || st->closingStarted) return;
   st->closingStarted = true;
-  // After a failure (a peer died, a wait timed out) some rank may never come.
-  if (ctx.channel.error != Status::Ok) return;
   for (ucs_status_t f : st->failed)
     if (f != UCS_OK) return;
   if (MPI_Ibarrier(ctx.comm, &st->closing) != MPI_SUCCESS) st->closing = MPI_REQUEST_NULL;
