@@ -17,6 +17,10 @@ timeout --kill-after=10 120 "$mpirun" -np "$np" $flags $wrap ./test_checksum </d
 rc=$?
 grep -E "^(PASS|FAIL|rank)" "$log"
 launch_expect_passes "$log" "$rc" "$np"
+# A failed collective must not split the release: every rank still comes.
+if grep -q "did not release the communicator" "$log"; then
+  echo "FAIL: a rank waited in vain for the others to release the communicator"; exit 1
+fi
 if ! grep -q "link rank 0 -> rank 1.*arrived corrupted" checksum-np$np-$layout-trace-1.txt 2>/dev/null; then
   echo "FAIL: rank 1's flight recorder does not hold the corrupted message"; exit 1
 fi
