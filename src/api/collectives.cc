@@ -177,7 +177,10 @@ int execute(ApiCall &call, CollRequest &&req, size_t planBytes, MPIX_Gpu_stream 
   if (!locateBuffers(call, req.sendbuf, req.recvbuf, &onDevice)) return call.code();
   if (t_probe.active) {  // the interposer's question is answered: Chorus would run it
     t_probe.where = onDevice ? 1 : 0;
-    return MPI_SUCCESS;
+    if (!t_probe.run) return MPI_SUCCESS;
+    if (t_probe.needContext && !call.context())
+      return call.fail(ErrorClass::Unsupported, "the communicator has no Chorus context yet");
+    t_probe.active = false;  // the interposer's try: run it
   }
   Context *ctx = call.context();
   Status s = ctx ? Status::Ok : contextGet(call.comm(), &ctx);

@@ -2,7 +2,9 @@
 // the probe of the MPIX_* checks, whether this thread is inside Chorus, and
 // the logger.  A private ABI between the two libraries (chorus_interpose_*
 // in chorus.map), deliberately not in chorus.h.
+#include "api/nonblocking.h"
 #include "api/validate.h"
+#include "cuda/memtype.h"
 #include "core/log.h"
 #include "core/params.h"
 
@@ -29,7 +31,36 @@ int chorus_interpose_device_build(void) {
 #endif
 }
 
-void chorus_interpose_probe_begin(void) { t_probe = ApiProbe{true, false, -1}; }
+void chorus_interpose_probe_begin(void) { t_probe = ApiProbe{true, false, -1, false, false}; }
+
+// The try: the MPIX_* call that follows runs when Chorus supports it, and
+// returns without a word when it does not.  `needContext`: refuse a
+// communicator whose context is not set up yet.
+void chorus_interpose_try_begin(int needContext) { t_probe = ApiProbe{true, false, -1, true, needContext != 0}; }
+
+// After the tried call returned `rc`: 1 when Chorus took it (rc is then the
+// call's own result, errors raised), 0 when it refused before running.
+int chorus_interpose_try_end(int rc) {
+  const bool took = !t_probe.active || rc == MPI_SUCCESS;
+  t_probe.active = false;
+  return took;
+}
+
+// Whether this process can see a GPU (CUDA builds with a driver and a
+// device; emulated devices count).  Without one, no buffer of this process
+// is device memory.
+int chorus_interpose_local_device(void) { return cudaAvailable() ? 1 : 0; }
+
+// The completion hook of the next MPIX_I* call (api/nonblocking.h).
+void chorus_interpose_set_hook(void (*fn)(void *, int), void *arg) { t_completionHook = {fn, arg}; }
+
+// After that call: 1 when it did not take the hook (it failed or was
+// refused at the call), which is then the caller's to undo.
+int chorus_interpose_take_back_hook(void) {
+  const bool pending = t_completionHook.fn != nullptr;
+  t_completionHook = {};
+  return pending;
+}
 
 // After the probed MPIX_* call returned `rc`: 1 when Chorus would have run
 // it, 0 when it refused; *where and *commOk as in ApiProbe.

@@ -393,7 +393,7 @@ bool mapDatatype(MPI_Datatype dt, TypeMapping *out, std::string *why) {
   return lookup(n + 1) == 1;
 }
 
-bool mapOp(MPI_Op op, RedOp *out, std::string *why) {
+bool mapOp(MPI_Op op, RedOp *out, const char **why) {
   if (op == MPI_OP_NULL) {
     *why = "MPI_OP_NULL";
     return false;

@@ -30,7 +30,7 @@ struct TypeMapping {
 bool mapDatatype(MPI_Datatype dt, TypeMapping *out, std::string *why);
 // False (with `why` set) for MPI_OP_NULL and user-defined ops (Chorus's AVG
 // op is the one user-created op it knows).
-bool mapOp(MPI_Op op, RedOp *out, std::string *why);
+bool mapOp(MPI_Op op, RedOp *out, const char **why);
 // A printable name for a handle ("MPI_FLOAT", "MPIX_GPU_FLOAT16", ...).
 std::string datatypeLabel(MPI_Datatype dt);
 std::string opLabel(MPI_Op op);

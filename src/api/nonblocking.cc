@@ -45,6 +45,8 @@
 
 using namespace chorus;
 
+thread_local CompletionHook chorus::t_completionHook;
+
 namespace {
 
 // One queued collective, the extra state of its generalized request.
@@ -54,7 +56,18 @@ struct PendingCollective {
   MPI_Comm comm;
   DeferredCollective work;
   int rc = MPI_SUCCESS;  // written by the progress thread before it completes the request
+  CompletionHook hook;
 };
+
+CompletionHook takeHook() {
+  const CompletionHook hook = t_completionHook;
+  t_completionHook = {};
+  return hook;
+}
+
+void runHook(const CompletionHook &hook, int rc) {
+  if (hook.fn) hook.fn(hook.arg, rc);
+}
 
 int queryPending(void *state, MPI_Status *status) {
   MPI_Status_set_elements_x(status, MPI_BYTE, 0);
@@ -79,6 +92,7 @@ int cancelPending(void *, int) { return MPI_SUCCESS; }
 void runPending(void *arg) {
   auto *p = static_cast<PendingCollective *>(arg);
   p->rc = runDeferred(p->name, p->comm, p->work);
+  runHook(p->hook, p->rc);
   const MPI_Request request = p->request;
   MPI_Grequest_complete(request);  // the user's MPI_Wait may free `p` from here on
 }
@@ -114,17 +128,23 @@ int startNonblocking(const char *name, MPI_Comm comm, MPI_Request *request, Bloc
   int rc = blocking();
   t_deferred = nullptr;
   if (rc != MPI_SUCCESS) return rc;                                // raised by the checks
-  if (!work.captured) return completedRequest(call, request);     // empty, or device buffers: done
+  if (!work.captured) {  // empty, or device buffers: done
+    runHook(takeHook(), MPI_SUCCESS);
+    return completedRequest(call, request);
+  }
   if (!threadMultiple()) {
     sayRunsAtCallOnce();
     rc = runDeferred(name, comm, work);
-    return rc == MPI_SUCCESS ? completedRequest(call, request) : rc;
+    if (rc != MPI_SUCCESS) return rc;
+    runHook(takeHook(), MPI_SUCCESS);
+    return completedRequest(call, request);
   }
   Context &ctx = *work.ctx;
   if (!ctx.progress) ctx.progress = new ProgressQueue;
-  auto *pending = new PendingCollective{MPI_REQUEST_NULL, name, comm, work, MPI_SUCCESS};
+  auto *pending = new PendingCollective{MPI_REQUEST_NULL, name, comm, work, MPI_SUCCESS, takeHook()};
   rc = MPI_Grequest_start(queryPending, freePending, cancelPending, pending, request);
   if (rc != MPI_SUCCESS) {
+    t_completionHook = pending->hook;  // not started: the hook stays the caller's
     delete pending;
     return call.fail(ErrorClass::Internal, "MPI_Grequest_start failed (code %d)", rc);
   }

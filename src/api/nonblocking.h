@@ -26,6 +26,18 @@ struct DeferredCollective {
 // Set by a nonblocking entry point around its blocking implementation.
 extern thread_local DeferredCollective *t_deferred __attribute__((tls_model("initial-exec")));
 
+// The interposer's completion hook for the next MPIX_I* call of this
+// thread (interpose_support.cc): it copies a staged result into the user's
+// buffers, so it runs once the collective is done and before its request
+// completes.  A call that starts the collective takes it (and later calls
+// it once, with the collective's code); one that fails at the call leaves
+// it to the interposer.
+struct CompletionHook {
+  void (*fn)(void *arg, int rc) = nullptr;
+  void *arg = nullptr;
+};
+extern thread_local CompletionHook t_completionHook;
+
 // Run a captured collective; raises its error through `comm`'s handler.
 int runDeferred(const char *name, MPI_Comm comm, DeferredCollective &d);
 

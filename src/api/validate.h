@@ -23,6 +23,13 @@ struct ApiProbe {
   bool active = false;
   bool commOk = false;  // checkComm passed (the rest may still fail)
   int where = -1;       // -1 no buffer was looked at (count 0), 0 host, 1 device
+  // A try rather than a question: once every check passed, execute() ends
+  // the probe and runs the call (errors from then on are raised as for any
+  // call), so a routed call is checked once.
+  bool run = false;
+  // Refuse (silently) a communicator without a context yet: its set-up is
+  // collective and blocking, which a nonblocking MPI_I* call must not be.
+  bool needContext = false;
 };
 extern thread_local ApiProbe t_probe __attribute__((tls_model("initial-exec")));
 // Nonzero while this thread is inside an MPIX_* call: the MPI_* calls Chorus

@@ -1,47 +1,48 @@
-// libchorus_mpi.so: MPI's blocking collectives, routed to Chorus where it
-// supports the call and to the PMPI_ function otherwise (README, "Zero code
-// change"; man chorus_mpi).
-//
-// Routing must come out the same on every rank of a call, or half the ranks
-// wait in Chorus and half in MPI.  What Chorus checks is partly guaranteed
-// equal by MPI (communicator, root, op, the policy) and partly not (a
-// predefined type on one rank and a derived type of the same signature on
-// another; host memory on one rank, device memory on another).  So each rank
-// asks Chorus about its own arguments (a probe: the MPIX_* checks run, a
-// refusal raises nothing) and the ranks agree with one PMPI_Allreduce(BAND)
-// of a flag word.  The barrier has no buffers or types: its answer depends on
-// the communicator and the policy only, and needs no agreement.
+// libchorus_mpi.so: MPI's collectives, routed to Chorus where it supports
+// the call and to the PMPI_ function otherwise (README, "Zero code change";
+// man chorus_mpi).  This file: the blocking collectives, the routing
+// decision (routing.h says how the ranks come to the same answer), and
+// MPI_Init and MPI_Finalize; nonblocking.cc has the MPI_I* forms.
 #include <mpi.h>
 
-#include <atomic>
 #include <cstdio>
 
 #include "chorus.h"
+#include "routing.h"
+#include "type_shape.h"
 
-extern "C" {
-int chorus_interpose_mode(void);
-int chorus_interpose_device_build(void);
-void chorus_interpose_probe_begin(void);
-int chorus_interpose_probe_end(int rc, int *where, int *commOk);
-int chorus_interpose_inside(void);
-int chorus_interpose_info_enabled(void);
-void chorus_interpose_info(const char *line);
-}
+namespace chorus_interpose {
+
+Counts g_counts[kNumColls];
 
 namespace {
 
-enum Coll { kAllreduce, kReduce, kBcast, kAllgather, kReduceScatterBlock, kAlltoall, kBarrier, kNumColls };
-const char *const kCollNames[kNumColls] = {"MPI_Allreduce", "MPI_Reduce", "MPI_Bcast", "MPI_Allgather",
-                                           "MPI_Reduce_scatter_block", "MPI_Alltoall", "MPI_Barrier"};
-enum Mode { kOff = 0, kDevice = 1, kAll = 2 };
+const char *const kCollNames[kNumColls] = {
+    "MPI_Allreduce",  "MPI_Reduce",  "MPI_Bcast",  "MPI_Allgather",  "MPI_Reduce_scatter_block",  "MPI_Alltoall",
+    "MPI_Barrier",    "MPI_Iallreduce", "MPI_Ireduce", "MPI_Ibcast", "MPI_Iallgather", "MPI_Ireduce_scatter_block",
+    "MPI_Ialltoall", "MPI_Ibarrier"};
 
 // Bits of the flag word the ranks agree on (bitwise AND over the ranks).
 enum : int { kSupported = 1, kHostOrNone = 2, kDeviceOrNone = 4 };
 
-struct Counts {
-  std::atomic<unsigned long long> chorus{0}, mpi{0};
-};
-Counts g_counts[kNumColls];
+// Whether some rank of the job may hold device memory: -1 not known (MPI_Init
+// was not seen here), 0 no, 1 yes.  Written once, in MPI_Init, before any
+// collective.
+int g_jobDevice = -1;
+
+// After PMPI_Init: the ranks agree once whether any of them sees a GPU.
+void learnJobMemory() {
+  if (!chorus_interpose_device_build()) {
+    g_jobDevice = 0;
+    return;
+  }
+  if (mode() == kOff) return;
+  const int mine = chorus_interpose_local_device();
+  int any = 1;
+  if (PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) == MPI_SUCCESS) g_jobDevice = any;
+}
+
+}  // namespace
 
 int mode() {
   // Read once: chorus_interpose_mode parses the settings on first use.
@@ -49,118 +50,256 @@ int mode() {
   return m;
 }
 
-// Whether any call with buffers may go to Chorus.  "device" in a build
-// without CUDA cannot: then no call pays for the probe and the agreement.
-bool canRoute() {
-  static const bool can = mode() == kAll || (mode() == kDevice && chorus_interpose_device_build());
-  return can;
+Decide decideBy() {
+  static const Decide d = [] {
+    const int jobDevice = chorus_interpose_device_build() ? g_jobDevice : 0;
+    if (mode() == kOff || (mode() == kDevice && jobDevice == 0)) return Decide::Never;
+    return jobDevice == 0 ? Decide::Signature : Decide::Agreement;
+  }();
+  return d;
 }
 
-// The flag word of this rank: whether Chorus would run its arguments (the
-// probe, a call of the MPIX_* function with the probe on), and where its
-// buffers are.
-template <class Call>
-int localFlags(Call call, int *commOk) {
-  int where = -1;
+bool threadMultiple() {
+  static const bool multiple = [] {
+    int provided = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&provided);
+    return provided == MPI_THREAD_MULTIPLE;
+  }();
+  return multiple;
+}
+
+bool agreeToRoute(MPI_Comm comm, bool stageable, int (*probe)(void *), void *arg) {
+  int where = -1, commOk = 0;
   chorus_interpose_probe_begin();
-  const int rc = call();
-  const int supported = chorus_interpose_probe_end(rc, &where, commOk);
-  int flags = supported ? kSupported : 0;
+  const int rc = probe(arg);
+  const int supported = chorus_interpose_probe_end(rc, &where, &commOk);
+  // A communicator Chorus refuses (null, invalid, inter) is refused on
+  // every rank: nothing to agree on, and nothing to agree with.
+  if (!commOk) return false;
+  int flags = supported && stageable ? kSupported : 0;
   if (where != 1) flags |= kHostOrNone;
   if (where != 0) flags |= kDeviceOrNone;
-  return flags;
+  int agreed = flags;
+  if (PMPI_Allreduce(&flags, &agreed, 1, MPI_INT, MPI_BAND, comm) != MPI_SUCCESS) return false;
+  const bool mixed = !(agreed & kHostOrNone) && !(agreed & kDeviceOrNone);
+  const bool allNone = (agreed & kHostOrNone) && (agreed & kDeviceOrNone);
+  if (mode() == kAll) return (agreed & kSupported) && !mixed;
+  // device: some rank has device buffers, none has host buffers
+  return (agreed & kSupported) && (agreed & kDeviceOrNone) && !allNone;
 }
 
-// True when this call goes to Chorus, the same answer on every rank.
-// `call` is the MPIX_* call itself, probed first and run when it returns true.
-template <class Call>
-bool toChorus(Coll coll, MPI_Comm comm, Call call) {
-  if (chorus_interpose_inside()) return false;  // Chorus's own MPI calls: not counted
-  const int m = mode();
-  bool go = false;
-  if (canRoute()) {
-    int commOk = 0;
-    const int flags = localFlags(call, &commOk);
-    // A communicator Chorus refuses (null, invalid, inter) is refused on
-    // every rank: nothing to agree on, and nothing to agree with.
-    if (commOk) {
-      int agreed = flags;
-      if (PMPI_Allreduce(&flags, &agreed, 1, MPI_INT, MPI_BAND, comm) != MPI_SUCCESS) agreed = 0;
-      const bool mixed = !(agreed & kHostOrNone) && !(agreed & kDeviceOrNone);
-      const bool allNone = (agreed & kHostOrNone) && (agreed & kDeviceOrNone);
-      if (m == kAll)
-        go = (agreed & kSupported) && !mixed;
-      else  // device: some rank has device buffers, none has host buffers
-        go = (agreed & kSupported) && (agreed & kDeviceOrNone) && !allNone;
-    }
-  }
-  (go ? g_counts[coll].chorus : g_counts[coll].mpi).fetch_add(1, std::memory_order_relaxed);
-  return go;
-}
+}  // namespace chorus_interpose
 
-bool barrierToChorus(MPI_Comm comm) {
-  if (chorus_interpose_inside()) return false;
-  bool go = false;
-  if (mode() == kAll) {
-    int commOk = 0;
-    go = localFlags([comm] { return MPIX_Barrier_gpu(comm); }, &commOk) & kSupported;
-  }
-  (go ? g_counts[kBarrier].chorus : g_counts[kBarrier].mpi).fetch_add(1, std::memory_order_relaxed);
-  return go;
-}
+using namespace chorus_interpose;
+
+namespace {
+
+// A staged buffer: freed when the call ends.
+struct Staged {
+  void *data = nullptr;
+  Staged() = default;
+  Staged(const Staged &) = delete;
+  Staged &operator=(const Staged &) = delete;
+  ~Staged() { stageFree(data); }
+};
 
 }  // namespace
 
 extern "C" {
 
+int MPI_Init(int *argc, char ***argv) {
+  const int rc = PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS) learnJobMemory();
+  return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+  const int rc = PMPI_Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS) learnJobMemory();
+  return rc;
+}
+
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
-  auto call = [&] { return MPIX_Allreduce_gpu(sendbuf, recvbuf, count, datatype, op, comm); };
-  return toChorus(kAllreduce, comm, call) ? call() : PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+  auto mpi = [&] { return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm); };
+  TypeShape t;
+  if (decideBy() == Decide::Never || !typeShape(datatype, &t)) return viaMpi(kAllreduce, mpi);
+  const MPI_Count n = count * t.per;
+  if (t.dense || decideBy() != Decide::Signature)
+    return routeOrMpi(kAllreduce, comm, t.dense,
+                      [&] { return MPIX_Allreduce_gpu(sendbuf, recvbuf, n, t.base, op, comm); }, mpi);
+  const bool inPlace = sendbuf == MPI_IN_PLACE;
+  Staged in, out;
+  bool fellBack = false;
+  in.data = inPlace ? nullptr : stageIn(sendbuf, count, datatype, t, true, comm);
+  out.data = stageIn(recvbuf, count, datatype, t, inPlace, comm);
+  if ((!inPlace && !in.data) || !out.data) return MPI_ERR_NO_MEM;
+  const int rc = routeOrMpi(kAllreduce, comm, true,
+                            [&] { return MPIX_Allreduce_gpu(inPlace ? MPI_IN_PLACE : in.data, out.data, n, t.base,
+                                                            op, comm); },
+                            [&] { return fellBack = true, MPI_SUCCESS; });
+  if (fellBack) return mpi();  // refused (counted): MPI on the user's own arguments
+  return rc == MPI_SUCCESS ? stageOut(out.data, recvbuf, count, datatype, t, comm) : rc;
 }
 
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                MPI_Comm comm) {
-  auto call = [&] { return MPIX_Reduce_gpu(sendbuf, recvbuf, count, datatype, op, root, comm); };
-  return toChorus(kReduce, comm, call) ? call() : PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+  auto mpi = [&] { return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm); };
+  TypeShape t;
+  if (decideBy() == Decide::Never || !typeShape(datatype, &t)) return viaMpi(kReduce, mpi);
+  const MPI_Count n = count * t.per;
+  if (t.dense || decideBy() != Decide::Signature)
+    return routeOrMpi(kReduce, comm, t.dense,
+                      [&] { return MPIX_Reduce_gpu(sendbuf, recvbuf, n, t.base, op, root, comm); }, mpi);
+  // Only the root has a receive buffer (and may pass MPI_IN_PLACE).
+  int rank = 0;
+  PMPI_Comm_rank(comm, &rank);
+  const bool isRoot = rank == root, inPlace = sendbuf == MPI_IN_PLACE;
+  Staged in, out;
+  bool fellBack = false;
+  in.data = inPlace ? nullptr : stageIn(sendbuf, count, datatype, t, true, comm);
+  out.data = isRoot ? stageIn(recvbuf, count, datatype, t, inPlace, comm) : nullptr;
+  if ((!inPlace && !in.data) || (isRoot && !out.data)) return MPI_ERR_NO_MEM;
+  const int rc = routeOrMpi(kReduce, comm, true,
+                            [&] { return MPIX_Reduce_gpu(inPlace ? MPI_IN_PLACE : in.data, isRoot ? out.data : recvbuf,
+                                                         n, t.base, op, root, comm); },
+                            [&] { return fellBack = true, MPI_SUCCESS; });
+  if (fellBack) return mpi();  // refused (counted): MPI on the user's own arguments
+  return rc == MPI_SUCCESS && isRoot ? stageOut(out.data, recvbuf, count, datatype, t, comm) : rc;
 }
 
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
-  auto call = [&] { return MPIX_Bcast_gpu(buffer, count, datatype, root, comm); };
-  return toChorus(kBcast, comm, call) ? call() : PMPI_Bcast(buffer, count, datatype, root, comm);
+  auto mpi = [&] { return PMPI_Bcast(buffer, count, datatype, root, comm); };
+  TypeShape t;
+  if (decideBy() == Decide::Never || !typeShape(datatype, &t)) return viaMpi(kBcast, mpi);
+  const MPI_Count n = count * t.per;
+  if (t.dense || decideBy() != Decide::Signature)
+    return routeOrMpi(kBcast, comm, t.dense, [&] { return MPIX_Bcast_gpu(buffer, n, t.base, root, comm); }, mpi);
+  int rank = 0;
+  PMPI_Comm_rank(comm, &rank);
+  Staged staged;
+  bool fellBack = false;
+  staged.data = stageIn(buffer, count, datatype, t, rank == root, comm);
+  if (!staged.data) return MPI_ERR_NO_MEM;
+  const int rc = routeOrMpi(kBcast, comm, true, [&] { return MPIX_Bcast_gpu(staged.data, n, t.base, root, comm); },
+                            [&] { return fellBack = true, MPI_SUCCESS; });
+  if (fellBack) return mpi();  // refused (counted): MPI on the user's own arguments
+  return rc == MPI_SUCCESS && rank != root ? stageOut(staged.data, buffer, count, datatype, t, comm) : rc;
 }
 
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm) {
-  auto call = [&] { return MPIX_Allgather_gpu(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); };
-  return toChorus(kAllgather, comm, call)
-             ? call()
-             : PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  auto mpi = [&] { return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); };
+  const bool inPlace = sendbuf == MPI_IN_PLACE;
+  TypeShape st, rt;
+  if (decideBy() == Decide::Never || !typeShape(recvtype, &rt) || (!inPlace && !typeShape(sendtype, &st)))
+    return viaMpi(kAllgather, mpi);
+  if (inPlace) st = rt;
+  const MPI_Count rn = recvcount * rt.per, sn = inPlace ? rn : sendcount * st.per;
+  if ((st.dense && rt.dense) || decideBy() != Decide::Signature)
+    return routeOrMpi(kAllgather, comm, st.dense && rt.dense,
+                      [&] { return MPIX_Allgather_gpu(sendbuf, sn, st.base, recvbuf, rn, rt.base, comm); }, mpi);
+  int size = 1;
+  PMPI_Comm_size(comm, &size);
+  const MPI_Count all = MPI_Count(recvcount) * size;
+  Staged in, out;
+  bool fellBack = false;
+  in.data = inPlace || st.dense ? nullptr : stageIn(sendbuf, sendcount, sendtype, st, true, comm);
+  out.data = rt.dense ? nullptr : stageIn(recvbuf, all, recvtype, rt, inPlace, comm);
+  if ((!inPlace && !st.dense && !in.data) || (!rt.dense && !out.data)) return MPI_ERR_NO_MEM;
+  const void *s = inPlace ? MPI_IN_PLACE : in.data ? in.data : sendbuf;
+  void *r = out.data ? out.data : recvbuf;
+  const int rc = routeOrMpi(kAllgather, comm, true,
+                            [&] { return MPIX_Allgather_gpu(s, sn, st.base, r, rn, rt.base, comm); },
+                            [&] { return fellBack = true, MPI_SUCCESS; });
+  if (fellBack) return mpi();  // refused (counted): MPI on the user's own arguments
+  return rc == MPI_SUCCESS && out.data ? stageOut(out.data, recvbuf, all, recvtype, rt, comm) : rc;
 }
 
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
                              MPI_Comm comm) {
-  auto call = [&] { return MPIX_Reduce_scatter_block_gpu(sendbuf, recvbuf, recvcount, datatype, op, comm); };
-  return toChorus(kReduceScatterBlock, comm, call)
-             ? call()
-             : PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
+  auto mpi = [&] { return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm); };
+  TypeShape t;
+  if (decideBy() == Decide::Never || !typeShape(datatype, &t))
+    return viaMpi(kReduceScatterBlock, mpi);
+  const MPI_Count n = recvcount * t.per;
+  if (t.dense || decideBy() != Decide::Signature)
+    return routeOrMpi(kReduceScatterBlock, comm, t.dense,
+                      [&] { return MPIX_Reduce_scatter_block_gpu(sendbuf, recvbuf, n, t.base, op, comm); }, mpi);
+  int size = 1;
+  PMPI_Comm_size(comm, &size);
+  const bool inPlace = sendbuf == MPI_IN_PLACE;
+  const MPI_Count all = MPI_Count(recvcount) * size;
+  // In place, the input is the whole receive buffer.
+  Staged in, out;
+  bool fellBack = false;
+  in.data = stageIn(inPlace ? recvbuf : sendbuf, all, datatype, t, true, comm);
+  out.data = inPlace ? nullptr : stageIn(recvbuf, recvcount, datatype, t, false, comm);
+  if (!in.data || (!inPlace && !out.data)) return MPI_ERR_NO_MEM;
+  const int rc = routeOrMpi(kReduceScatterBlock, comm, true,
+                            [&] { return MPIX_Reduce_scatter_block_gpu(inPlace ? MPI_IN_PLACE : in.data,
+                                                                       inPlace ? in.data : out.data, n, t.base, op,
+                                                                       comm); },
+                            [&] { return fellBack = true, MPI_SUCCESS; });
+  if (fellBack) return mpi();  // refused (counted): MPI on the user's own arguments
+  return rc == MPI_SUCCESS ? stageOut(inPlace ? in.data : out.data, recvbuf, recvcount, datatype, t, comm) : rc;
 }
 
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                  MPI_Datatype recvtype, MPI_Comm comm) {
-  auto call = [&] { return MPIX_Alltoall_gpu(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); };
-  return toChorus(kAlltoall, comm, call)
-             ? call()
-             : PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  auto mpi = [&] { return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); };
+  const bool inPlace = sendbuf == MPI_IN_PLACE;
+  TypeShape st, rt;
+  if (decideBy() == Decide::Never || !typeShape(recvtype, &rt) || (!inPlace && !typeShape(sendtype, &st)))
+    return viaMpi(kAlltoall, mpi);
+  if (inPlace) st = rt;
+  const MPI_Count rn = recvcount * rt.per, sn = inPlace ? rn : sendcount * st.per;
+  if ((st.dense && rt.dense) || decideBy() != Decide::Signature)
+    return routeOrMpi(kAlltoall, comm, st.dense && rt.dense,
+                      [&] { return MPIX_Alltoall_gpu(sendbuf, sn, st.base, recvbuf, rn, rt.base, comm); }, mpi);
+  int size = 1;
+  PMPI_Comm_size(comm, &size);
+  Staged in, out;
+  bool fellBack = false;
+  in.data = inPlace || st.dense ? nullptr : stageIn(sendbuf, MPI_Count(sendcount) * size, sendtype, st, true, comm);
+  out.data = rt.dense ? nullptr : stageIn(recvbuf, MPI_Count(recvcount) * size, recvtype, rt, inPlace, comm);
+  if ((!inPlace && !st.dense && !in.data) || (!rt.dense && !out.data)) return MPI_ERR_NO_MEM;
+  const void *s = inPlace ? MPI_IN_PLACE : in.data ? in.data : sendbuf;
+  void *r = out.data ? out.data : recvbuf;
+  const int rc = routeOrMpi(kAlltoall, comm, true,
+                            [&] { return MPIX_Alltoall_gpu(s, sn, st.base, r, rn, rt.base, comm); },
+                            [&] { return fellBack = true, MPI_SUCCESS; });
+  if (fellBack) return mpi();  // refused (counted): MPI on the user's own arguments
+  return rc == MPI_SUCCESS && out.data ? stageOut(out.data, recvbuf, MPI_Count(recvcount) * size, recvtype, rt, comm)
+                                       : rc;
 }
 
-int MPI_Barrier(MPI_Comm comm) { return barrierToChorus(comm) ? MPIX_Barrier_gpu(comm) : PMPI_Barrier(comm); }
+// No buffers, no types: Chorus's answer depends on the communicator and
+// the setting only, the same on every rank, so it is tried in every mode.
+int MPI_Barrier(MPI_Comm comm) {
+  if (chorus_interpose_inside()) return PMPI_Barrier(comm);
+  if (mode() == kAll) {
+    chorus_interpose_try_begin(0);
+    const int rc = MPIX_Barrier_gpu(comm);
+    if (chorus_interpose_try_end(rc)) {
+      countChorus(kBarrier);
+      return rc;
+    }
+  }
+  countMpi(kBarrier);
+  return PMPI_Barrier(comm);
+}
 
 // The routing report, before MPI (and Chorus's contexts) go away.
 int MPI_Finalize(void) {
   if (chorus_interpose_info_enabled()) {
     static const char *const kModes[] = {"off", "device", "all"};
+    static const char *const kDecide[] = {"nothing is routed", "by type signature, no agreement",
+                                          "agreed per call"};
+    char line[200];
+    snprintf(line, sizeof line, "interpose (CHORUS_INTERPOSE=%s): routing %s%s", kModes[mode()],
+             kDecide[int(decideBy())], threadMultiple() ? "" : "; MPI_I* stay MPI's below MPI_THREAD_MULTIPLE");
+    chorus_interpose_info(line);
     for (int c = 0; c < kNumColls; ++c) {
-      char line[160];
       snprintf(line, sizeof line, "interpose (CHORUS_INTERPOSE=%s): %s chorus=%llu mpi=%llu", kModes[mode()],
                kCollNames[c], g_counts[c].chorus.load(), g_counts[c].mpi.load());
       chorus_interpose_info(line);

@@ -61,6 +61,6 @@ for line in $(grep "^expect: " "$out" | sed 's/^expect: //; s/ /,/g'); do
     status=1
   fi
 done
-[ $n = 7 ] || { echo "FAIL: expected 7 routing lines from the program, got $n"; exit 1; }
+[ $n -ge 7 ] || { echo "FAIL: expected 7 or more routing lines from the program, got $n"; exit 1; }
 [ $status = 0 ] && echo "PASS: routing as expected on all $np ranks (CHORUS_INTERPOSE=$mode)"
 exit $status

@@ -531,7 +531,9 @@ void ucxBeginFree(Context &ctx) {
   st->closingStarted = true;
   for (ucs_status_t f : st->failed)
     if (f != UCS_OK) return;
-  if (MPI_Ibarrier(ctx.comm, &st->closing) != MPI_SUCCESS) st->closing = MPI_REQUEST_NULL;
+  // PMPI_: a release runs outside any MPIX_* call, where libchorus_mpi.so
+  // would take MPI_Ibarrier for the user's own.
+  if (PMPI_Ibarrier(ctx.comm, &st->closing) != MPI_SUCCESS) st->closing = MPI_REQUEST_NULL;
 }
 
 // Bounded: a peer that dies now must not hang the teardown.

@@ -1,0 +1,106 @@
+// The routing decision of libchorus_mpi.so, shared by the blocking
+// (interpose.cc) and nonblocking (nonblocking.cc) MPI_* definitions.
+//
+// Every rank of a call must take the same route, or half the ranks wait in
+// Chorus and half in MPI.  How a job decides (decideBy) is fixed once:
+//  - Never: CHORUS_INTERPOSE=off, or "device" in a job where no rank can
+//    hold device memory.
+//  - Signature: "all" in a job where no rank can hold device memory (a build
+//    without CUDA; or no rank saw a GPU, which the ranks agree on once, in
+//    MPI_Init).  Then Chorus's answer depends only on what MPI guarantees to
+//    be the same on every rank: the communicator, root and op, and the type
+//    signature (count times the predefined type each datatype is made of;
+//    typeShape).  Each rank tries the call in Chorus (its checks run, a
+//    refusal raises nothing, a supported call runs in the same pass): no
+//    agreement, no message.
+//  - Agreement: a job where some rank may hold device memory, or where
+//    MPI_Init was not seen (Fortran programs of Open MPI call PMPI_Init).
+//    Host on one rank and device on another is legal MPI, so the ranks
+//    agree on one flag word per call (a PMPI_Allreduce, BAND) after each
+//    probed its own arguments.  Nonblocking calls never route here (a
+//    blocking agreement would make MPI_Iallreduce wait for its peers).
+#pragma once
+
+#include <mpi.h>
+
+#include <atomic>
+
+extern "C" {
+int chorus_interpose_mode(void);
+int chorus_interpose_device_build(void);
+int chorus_interpose_local_device(void);
+void chorus_interpose_probe_begin(void);
+int chorus_interpose_probe_end(int rc, int *where, int *commOk);
+void chorus_interpose_try_begin(int needContext);
+int chorus_interpose_try_end(int rc);
+void chorus_interpose_set_hook(void (*fn)(void *, int), void *arg);
+int chorus_interpose_take_back_hook(void);
+int chorus_interpose_inside(void);
+int chorus_interpose_info_enabled(void);
+void chorus_interpose_info(const char *line);
+}
+
+namespace chorus_interpose {
+
+enum Coll {
+  kAllreduce, kReduce, kBcast, kAllgather, kReduceScatterBlock, kAlltoall, kBarrier,
+  kIallreduce, kIreduce, kIbcast, kIallgather, kIreduceScatterBlock, kIalltoall, kIbarrier,
+  kNumColls
+};
+enum Mode { kOff = 0, kDevice = 1, kAll = 2 };
+enum class Decide { Never, Signature, Agreement };
+
+struct Counts {
+  std::atomic<unsigned long long> chorus{0}, mpi{0};
+};
+extern Counts g_counts[kNumColls];
+
+int mode();
+Decide decideBy();
+// Whether MPI runs at MPI_THREAD_MULTIPLE (asked once).
+bool threadMultiple();
+
+inline void countChorus(Coll c) { g_counts[c].chorus.fetch_add(1, std::memory_order_relaxed); }
+inline void countMpi(Coll c) { g_counts[c].mpi.fetch_add(1, std::memory_order_relaxed); }
+
+// The agreed answer of the Agreement mode: whether this call goes to
+// Chorus.  `call` is the MPIX_* call, probed here; `stageable` false when
+// this rank's arguments would need staging, which that mode does not do
+// (its buffers may be device memory).
+bool agreeToRoute(MPI_Comm comm, bool stageable, int (*probe)(void *), void *arg);
+
+// A call that stays MPI's on every rank whatever its buffers.
+template <class Mpi>
+int viaMpi(Coll coll, Mpi &&mpi) {
+  if (!chorus_interpose_inside()) countMpi(coll);
+  return mpi();
+}
+
+// Run `call` (an MPIX_* call) in Chorus if Chorus supports it, else `mpi`
+// (the PMPI_ call).  Blocking calls only.
+template <class Call, class Mpi>
+int routeOrMpi(Coll coll, MPI_Comm comm, bool stageable, Call &&call, Mpi &&mpi) {
+  if (chorus_interpose_inside()) return mpi();  // Chorus's own MPI calls: not counted
+  switch (decideBy()) {
+    case Decide::Never: break;
+    case Decide::Signature: {
+      chorus_interpose_try_begin(0);
+      const int rc = call();
+      if (chorus_interpose_try_end(rc)) {
+        countChorus(coll);
+        return rc;
+      }
+      break;
+    }
+    case Decide::Agreement:
+      if (agreeToRoute(comm, stageable, [](void *c) { return (*static_cast<Call *>(c))(); }, &call)) {
+        countChorus(coll);
+        return call();
+      }
+      break;
+  }
+  countMpi(coll);
+  return mpi();
+}
+
+}  // namespace chorus_interpose
