@@ -249,7 +249,7 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
   auto mpi = [&] { return PMPI_Ibarrier(comm, request); };
-  if (mode() != kAll || decideBy() == Decide::Never || !threadMultiple()) return viaMpi(kIbarrier, mpi);
+  if (!routable()) return viaMpi(kIbarrier, mpi);  // (Signature implies CHORUS_INTERPOSE=all)
   return tryOrMpi(kIbarrier, [&] { return MPIX_Ibarrier_gpu(comm, request); }, mpi);
 }
 

@@ -27,6 +27,9 @@ static int routable; /* CHORUS_INTERPOSE=all: supported host calls go to Chorus 
  * can hold device memory (else the interposer agrees per call, which a
  * nonblocking call cannot; README, "Zero code change"). */
 static int routableNonblocking;
+/* Whether some rank sees a GPU: then the interposer agrees per call and
+ * leaves types that need staging (strided ones) to MPI. */
+static int jobDevice;
 static int rank, size, failures;
 
 /* The interposer's own answer to "does this process see a GPU", when it is
@@ -122,7 +125,8 @@ static void testSizes(MPI_Comm comm, const char *label) {
 }
 
 /* MPI lets ranks differ here; the routing must not.  It is decided from
- * the type signature: both ranks below route (Chorus moves n ints). */
+ * the type signature: both ranks below route (Chorus moves n ints; in a
+ * job with a GPU the strided ones go to MPI on every rank). */
 static void testFallbacks(void) {
   int in[8], got[8], want[8];
   double dummy = 0;
@@ -154,19 +158,19 @@ static void testFallbacks(void) {
   MPI_Bcast(got, odd ? 1 : 4, odd ? strided : MPI_INT, 0, MPI_COMM_WORLD);
   PMPI_Bcast(want, odd ? 1 : 4, odd ? strided : MPI_INT, 0, MPI_COMM_WORLD);
   check("bcast, strided type on odd ranks", got, want, sizeof got);
-  expect(BCAST, 1);
+  expect(BCAST, !jobDevice);
   for (size_t i = 0; i < 8 * (size_t)size; ++i) all[i] = ref[i] = -7;
   MPI_Allgather(in, 4, MPI_INT, all, odd ? 1 : 4, odd ? strided : MPI_INT, MPI_COMM_WORLD);
   PMPI_Allgather(in, 4, MPI_INT, ref, odd ? 1 : 4, odd ? strided : MPI_INT, MPI_COMM_WORLD);
   check("allgather, strided receive type on odd ranks", all, ref, 8 * (size_t)size * sizeof(int));
-  expect(ALLGATHER, 1);
+  expect(ALLGATHER, !jobDevice);
   /* (A strided block spans 7 ints: block j starts at int 7j.) */
   int *src = malloc(8 * (size_t)size * sizeof(int));
   for (size_t i = 0; i < 8 * (size_t)size; ++i) src[i] = rank * 1000 + (int)i;
   MPI_Alltoall(src, odd ? 1 : 4, odd ? strided : MPI_INT, all, 4, MPI_INT, MPI_COMM_WORLD);
   PMPI_Alltoall(src, odd ? 1 : 4, odd ? strided : MPI_INT, ref, 4, MPI_INT, MPI_COMM_WORLD);
   check("alltoall, strided send type on odd ranks", all, ref, 4 * (size_t)size * sizeof(int));
-  expect(ALLTOALL, 1);
+  expect(ALLTOALL, !jobDevice);
   MPI_Type_free(&strided);
   free(all), free(ref), free(src);
   /* An int and a double: not one predefined type repeated, on every rank
@@ -372,7 +376,7 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const char *mode = getenv("CHORUS_INTERPOSE");
   routable = mode && strcmp(mode, "all") == 0;
-  int device = chorus_interpose_local_device ? chorus_interpose_local_device() : 0, jobDevice = 0;
+  int device = chorus_interpose_local_device ? chorus_interpose_local_device() : 0;
   PMPI_Allreduce(&device, &jobDevice, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   routableNonblocking = routable && provided == MPI_THREAD_MULTIPLE && !jobDevice;
   if (argc > 1 && strcmp(argv[1], "--bench") == 0) {
