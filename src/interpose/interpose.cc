@@ -103,6 +103,37 @@ struct Staged {
   ~Staged() { stageFree(data); }
 };
 
+// Allgather and alltoall: a send and a receive type, each reduced to its
+// predefined type and staged when not dense.  `chorus` is the MPIX_* call
+// on (send buffer, count, type, receive buffer, count, type).
+template <class Chorus, class Mpi>
+int routeExchange(Coll coll, const ExchangeArgs &a, bool sendPerPeer, Chorus &&chorus, Mpi &&mpi) {
+  const bool inPlace = a.sendbuf == MPI_IN_PLACE;
+  TypeShape st, rt;
+  if (decideBy() == Decide::Never || !typeShape(a.recvtype, &rt) || (!inPlace && !typeShape(a.sendtype, &st)))
+    return viaMpi(coll, mpi);
+  if (inPlace) st = rt;
+  const MPI_Count rn = a.recvcount * rt.per, sn = inPlace ? rn : a.sendcount * st.per;
+  if ((st.dense && rt.dense) || decideBy() != Decide::Signature)
+    return routeOrMpi(coll, a.comm, st.dense && rt.dense,
+                      [&] { return chorus(a.sendbuf, sn, st.base, a.recvbuf, rn, rt.base); }, mpi);
+  int size = 1;
+  PMPI_Comm_size(a.comm, &size);
+  const MPI_Count sendElems = MPI_Count(a.sendcount) * (sendPerPeer ? size : 1);
+  const MPI_Count recvElems = MPI_Count(a.recvcount) * size;
+  Staged in, out;
+  bool fellBack = false;
+  in.data = inPlace || st.dense ? nullptr : stageIn(a.sendbuf, sendElems, a.sendtype, st, true, a.comm);
+  out.data = rt.dense ? nullptr : stageIn(a.recvbuf, recvElems, a.recvtype, rt, inPlace, a.comm);
+  if ((!inPlace && !st.dense && !in.data) || (!rt.dense && !out.data)) return MPI_ERR_NO_MEM;
+  const void *s = inPlace ? MPI_IN_PLACE : in.data ? in.data : a.sendbuf;
+  void *r = out.data ? out.data : a.recvbuf;
+  const int rc = routeOrMpi(coll, a.comm, true, [&] { return chorus(s, sn, st.base, r, rn, rt.base); },
+                            [&] { return fellBack = true, MPI_SUCCESS; });
+  if (fellBack) return mpi();  // refused (counted): MPI on the user's own arguments
+  return rc == MPI_SUCCESS && out.data ? stageOut(out.data, a.recvbuf, recvElems, a.recvtype, rt, a.comm) : rc;
+}
+
 }  // namespace
 
 extern "C" {
@@ -188,31 +219,12 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
 
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm) {
-  auto mpi = [&] { return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); };
-  const bool inPlace = sendbuf == MPI_IN_PLACE;
-  TypeShape st, rt;
-  if (decideBy() == Decide::Never || !typeShape(recvtype, &rt) || (!inPlace && !typeShape(sendtype, &st)))
-    return viaMpi(kAllgather, mpi);
-  if (inPlace) st = rt;
-  const MPI_Count rn = recvcount * rt.per, sn = inPlace ? rn : sendcount * st.per;
-  if ((st.dense && rt.dense) || decideBy() != Decide::Signature)
-    return routeOrMpi(kAllgather, comm, st.dense && rt.dense,
-                      [&] { return MPIX_Allgather_gpu(sendbuf, sn, st.base, recvbuf, rn, rt.base, comm); }, mpi);
-  int size = 1;
-  PMPI_Comm_size(comm, &size);
-  const MPI_Count all = MPI_Count(recvcount) * size;
-  Staged in, out;
-  bool fellBack = false;
-  in.data = inPlace || st.dense ? nullptr : stageIn(sendbuf, sendcount, sendtype, st, true, comm);
-  out.data = rt.dense ? nullptr : stageIn(recvbuf, all, recvtype, rt, inPlace, comm);
-  if ((!inPlace && !st.dense && !in.data) || (!rt.dense && !out.data)) return MPI_ERR_NO_MEM;
-  const void *s = inPlace ? MPI_IN_PLACE : in.data ? in.data : sendbuf;
-  void *r = out.data ? out.data : recvbuf;
-  const int rc = routeOrMpi(kAllgather, comm, true,
-                            [&] { return MPIX_Allgather_gpu(s, sn, st.base, r, rn, rt.base, comm); },
-                            [&] { return fellBack = true, MPI_SUCCESS; });
-  if (fellBack) return mpi();  // refused (counted): MPI on the user's own arguments
-  return rc == MPI_SUCCESS && out.data ? stageOut(out.data, recvbuf, all, recvtype, rt, comm) : rc;
+  return routeExchange(
+      kAllgather, {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm}, false,
+      [&](const void *s, MPI_Count sn, MPI_Datatype st, void *r, MPI_Count rn, MPI_Datatype rt) {
+        return MPIX_Allgather_gpu(s, sn, st, r, rn, rt, comm);
+      },
+      [&] { return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); });
 }
 
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
@@ -246,31 +258,12 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, 
 
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                  MPI_Datatype recvtype, MPI_Comm comm) {
-  auto mpi = [&] { return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); };
-  const bool inPlace = sendbuf == MPI_IN_PLACE;
-  TypeShape st, rt;
-  if (decideBy() == Decide::Never || !typeShape(recvtype, &rt) || (!inPlace && !typeShape(sendtype, &st)))
-    return viaMpi(kAlltoall, mpi);
-  if (inPlace) st = rt;
-  const MPI_Count rn = recvcount * rt.per, sn = inPlace ? rn : sendcount * st.per;
-  if ((st.dense && rt.dense) || decideBy() != Decide::Signature)
-    return routeOrMpi(kAlltoall, comm, st.dense && rt.dense,
-                      [&] { return MPIX_Alltoall_gpu(sendbuf, sn, st.base, recvbuf, rn, rt.base, comm); }, mpi);
-  int size = 1;
-  PMPI_Comm_size(comm, &size);
-  Staged in, out;
-  bool fellBack = false;
-  in.data = inPlace || st.dense ? nullptr : stageIn(sendbuf, MPI_Count(sendcount) * size, sendtype, st, true, comm);
-  out.data = rt.dense ? nullptr : stageIn(recvbuf, MPI_Count(recvcount) * size, recvtype, rt, inPlace, comm);
-  if ((!inPlace && !st.dense && !in.data) || (!rt.dense && !out.data)) return MPI_ERR_NO_MEM;
-  const void *s = inPlace ? MPI_IN_PLACE : in.data ? in.data : sendbuf;
-  void *r = out.data ? out.data : recvbuf;
-  const int rc = routeOrMpi(kAlltoall, comm, true,
-                            [&] { return MPIX_Alltoall_gpu(s, sn, st.base, r, rn, rt.base, comm); },
-                            [&] { return fellBack = true, MPI_SUCCESS; });
-  if (fellBack) return mpi();  // refused (counted): MPI on the user's own arguments
-  return rc == MPI_SUCCESS && out.data ? stageOut(out.data, recvbuf, MPI_Count(recvcount) * size, recvtype, rt, comm)
-                                       : rc;
+  return routeExchange(
+      kAlltoall, {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm}, true,
+      [&](const void *s, MPI_Count sn, MPI_Datatype st, void *r, MPI_Count rn, MPI_Datatype rt) {
+        return MPIX_Alltoall_gpu(s, sn, st, r, rn, rt, comm);
+      },
+      [&] { return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm); });
 }
 
 // No buffers, no types: Chorus's answer depends on the communicator and

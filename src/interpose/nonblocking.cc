@@ -84,6 +84,35 @@ int tryStaged(Coll coll, StagedCall *staged, Call &&call, Mpi &&mpi) {
   return mpi();
 }
 
+// Iallgather and Ialltoall: routeExchange of interpose.cc, staged results
+// coming back through the completion hook.
+template <class Chorus, class Mpi>
+int tryExchange(Coll coll, const ExchangeArgs &a, bool sendPerPeer, Chorus &&chorus, Mpi &&mpi) {
+  const bool inPlace = a.sendbuf == MPI_IN_PLACE;
+  TypeShape st, rt;
+  if (!routable() || !typeShape(a.recvtype, &rt) || (!inPlace && !typeShape(a.sendtype, &st)))
+    return viaMpi(coll, mpi);
+  if (inPlace) st = rt;
+  const MPI_Count rn = a.recvcount * rt.per, sn = inPlace ? rn : a.sendcount * st.per;
+  if (st.dense && rt.dense)
+    return tryOrMpi(coll, [&] { return chorus(a.sendbuf, sn, st.base, a.recvbuf, rn, rt.base); }, mpi);
+  int size = 1;
+  PMPI_Comm_size(a.comm, &size);
+  const MPI_Count sendElems = MPI_Count(a.sendcount) * (sendPerPeer ? size : 1);
+  const MPI_Count recvElems = MPI_Count(a.recvcount) * size;
+  auto *staged = new StagedCall;
+  if (!inPlace && !st.dense) staged->in = stageIn(a.sendbuf, sendElems, a.sendtype, st, true, MPI_COMM_SELF);
+  if (!rt.dense) staged->out = stageIn(a.recvbuf, recvElems, a.recvtype, rt, inPlace, MPI_COMM_SELF);
+  if ((!inPlace && !st.dense && !staged->in) ||
+      (!rt.dense && (!staged->out || !staged->returnTo(a.recvbuf, recvElems, a.recvtype, rt)))) {
+    delete staged;
+    return MPI_ERR_NO_MEM;
+  }
+  const void *s = inPlace ? MPI_IN_PLACE : staged->in ? staged->in : a.sendbuf;
+  void *r = staged->out ? staged->out : a.recvbuf;
+  return tryStaged(coll, staged, [&] { return chorus(s, sn, st.base, r, rn, rt.base); }, mpi);
+}
+
 }  // namespace
 
 extern "C" {
@@ -156,34 +185,12 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
 
 int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-  auto mpi = [&] {
-    return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-  };
-  const bool inPlace = sendbuf == MPI_IN_PLACE;
-  TypeShape st, rt;
-  if (!routable() || !typeShape(recvtype, &rt) || (!inPlace && !typeShape(sendtype, &st)))
-    return viaMpi(kIallgather, mpi);
-  if (inPlace) st = rt;
-  const MPI_Count rn = recvcount * rt.per, sn = inPlace ? rn : sendcount * st.per;
-  if (st.dense && rt.dense)
-    return tryOrMpi(kIallgather, [&] {
-      return MPIX_Iallgather_gpu(sendbuf, sn, st.base, recvbuf, rn, rt.base, comm, request);
-    }, mpi);
-  int size = 1;
-  PMPI_Comm_size(comm, &size);
-  const MPI_Count all = MPI_Count(recvcount) * size;
-  auto *staged = new StagedCall;
-  if (!inPlace && !st.dense) staged->in = stageIn(sendbuf, sendcount, sendtype, st, true, MPI_COMM_SELF);
-  if (!rt.dense) staged->out = stageIn(recvbuf, all, recvtype, rt, inPlace, MPI_COMM_SELF);
-  if ((!inPlace && !st.dense && !staged->in) ||
-      (!rt.dense && (!staged->out || !staged->returnTo(recvbuf, all, recvtype, rt)))) {
-    delete staged;
-    return MPI_ERR_NO_MEM;
-  }
-  const void *s = inPlace ? MPI_IN_PLACE : staged->in ? staged->in : sendbuf;
-  void *r = staged->out ? staged->out : recvbuf;
-  return tryStaged(kIallgather, staged,
-                   [&] { return MPIX_Iallgather_gpu(s, sn, st.base, r, rn, rt.base, comm, request); }, mpi);
+  return tryExchange(
+      kIallgather, {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm}, false,
+      [&](const void *s, MPI_Count sn, MPI_Datatype st, void *r, MPI_Count rn, MPI_Datatype rt) {
+        return MPIX_Iallgather_gpu(s, sn, st, r, rn, rt, comm, request);
+      },
+      [&] { return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request); });
 }
 
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
@@ -216,35 +223,12 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) {
-  auto mpi = [&] {
-    return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-  };
-  const bool inPlace = sendbuf == MPI_IN_PLACE;
-  TypeShape st, rt;
-  if (!routable() || !typeShape(recvtype, &rt) || (!inPlace && !typeShape(sendtype, &st)))
-    return viaMpi(kIalltoall, mpi);
-  if (inPlace) st = rt;
-  const MPI_Count rn = recvcount * rt.per, sn = inPlace ? rn : sendcount * st.per;
-  if (st.dense && rt.dense)
-    return tryOrMpi(kIalltoall, [&] {
-      return MPIX_Ialltoall_gpu(sendbuf, sn, st.base, recvbuf, rn, rt.base, comm, request);
-    }, mpi);
-  int size = 1;
-  PMPI_Comm_size(comm, &size);
-  auto *staged = new StagedCall;
-  if (!inPlace && !st.dense)
-    staged->in = stageIn(sendbuf, MPI_Count(sendcount) * size, sendtype, st, true, MPI_COMM_SELF);
-  const MPI_Count all = MPI_Count(recvcount) * size;
-  if (!rt.dense) staged->out = stageIn(recvbuf, all, recvtype, rt, inPlace, MPI_COMM_SELF);
-  if ((!inPlace && !st.dense && !staged->in) ||
-      (!rt.dense && (!staged->out || !staged->returnTo(recvbuf, all, recvtype, rt)))) {
-    delete staged;
-    return MPI_ERR_NO_MEM;
-  }
-  const void *s = inPlace ? MPI_IN_PLACE : staged->in ? staged->in : sendbuf;
-  void *r = staged->out ? staged->out : recvbuf;
-  return tryStaged(kIalltoall, staged,
-                   [&] { return MPIX_Ialltoall_gpu(s, sn, st.base, r, rn, rt.base, comm, request); }, mpi);
+  return tryExchange(
+      kIalltoall, {sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm}, true,
+      [&](const void *s, MPI_Count sn, MPI_Datatype st, void *r, MPI_Count rn, MPI_Datatype rt) {
+        return MPIX_Ialltoall_gpu(s, sn, st, r, rn, rt, comm, request);
+      },
+      [&] { return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request); });
 }
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {

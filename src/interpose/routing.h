@@ -55,6 +55,17 @@ struct Counts {
 };
 extern Counts g_counts[kNumColls];
 
+// The arguments of an allgather or alltoall.
+struct ExchangeArgs {
+  const void *sendbuf;
+  int sendcount;
+  MPI_Datatype sendtype;
+  void *recvbuf;
+  int recvcount;
+  MPI_Datatype recvtype;
+  MPI_Comm comm;
+};
+
 int mode();
 Decide decideBy();
 // Whether MPI runs at MPI_THREAD_MULTIPLE (asked once).
