@@ -114,6 +114,15 @@ bool typeShape(MPI_Datatype dt, TypeShape *out) {
     *out = cached->shape;
     return cached->homogeneous;
   }
+  // Walked and cached once per type, under a lock: a cached shape is never
+  // replaced, so a thread reading it cannot see it freed by another's set.
+  static std::mutex walking;
+  std::lock_guard<std::mutex> lock(walking);
+  if (keyval != MPI_KEYVAL_INVALID && PMPI_Type_get_attr(dt, keyval, &value, &found) == MPI_SUCCESS && found) {
+    const auto *again = static_cast<CachedShape *>(value);
+    *out = again->shape;
+    return again->homogeneous;
+  }
   auto *cached = new CachedShape;
   MPI_Datatype base = MPI_DATATYPE_NULL;
   bool dense = false;
