@@ -1,4 +1,6 @@
-// The Fortran entry points of the seven collectives, for MPIs whose Fortran
+// The Fortran entry points of the seven collectives, their nonblocking
+// forms, and MPI_INIT and MPI_INIT_THREAD (so that a Fortran program's job
+// learns, as a C program's does, whether any rank sees a GPU), for MPIs whose Fortran
 // bindings do not reach the C MPI_* functions (and so would bypass
 // interpose.cc).  Open MPI 4.1's do not: its mpif.h and `use mpi` procedures
 // (mpi_allreduce_ and its aliases in libmpi_mpifh) call PMPI_Allreduce, and
@@ -55,6 +57,54 @@ void alltoallF(void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_F
   setError(ierr, MPI_Alltoall(cBuffer(s), *sn, type(st), cBuffer(r), *rn, type(rt), comm(c)));
 }
 void barrierF(MPI_Fint *c, MPI_Fint *ierr) { setError(ierr, MPI_Barrier(comm(c))); }
+
+// The nonblocking forms: the C request comes back as a Fortran handle.
+// (Takes the request by address: read after the call that writes it.)
+void setRequest(MPI_Fint *req, MPI_Fint *ierr, int rc, const MPI_Request *r) {
+  if (rc == MPI_SUCCESS) *req = PMPI_Request_c2f(*r);
+  setError(ierr, rc);
+}
+void iallreduceF(void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *o, MPI_Fint *c, MPI_Fint *q, MPI_Fint *ierr) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  setRequest(q, ierr, MPI_Iallreduce(cBuffer(s), cBuffer(r), *n, type(t), op(o), comm(c), &req), &req);
+}
+void ireduceF(void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *o, MPI_Fint *root, MPI_Fint *c, MPI_Fint *q,
+              MPI_Fint *ierr) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  setRequest(q, ierr, MPI_Ireduce(cBuffer(s), cBuffer(r), *n, type(t), op(o), *root, comm(c), &req), &req);
+}
+void ibcastF(void *b, MPI_Fint *n, MPI_Fint *t, MPI_Fint *root, MPI_Fint *c, MPI_Fint *q, MPI_Fint *ierr) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  setRequest(q, ierr, MPI_Ibcast(cBuffer(b), *n, type(t), *root, comm(c), &req), &req);
+}
+void iallgatherF(void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt, MPI_Fint *c, MPI_Fint *q,
+                 MPI_Fint *ierr) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  setRequest(q, ierr, MPI_Iallgather(cBuffer(s), *sn, type(st), cBuffer(r), *rn, type(rt), comm(c), &req), &req);
+}
+void ireduceScatterBlockF(void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *o, MPI_Fint *c, MPI_Fint *q,
+                          MPI_Fint *ierr) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  setRequest(q, ierr, MPI_Ireduce_scatter_block(cBuffer(s), cBuffer(r), *n, type(t), op(o), comm(c), &req), &req);
+}
+void ialltoallF(void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt, MPI_Fint *c, MPI_Fint *q,
+                MPI_Fint *ierr) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  setRequest(q, ierr, MPI_Ialltoall(cBuffer(s), *sn, type(st), cBuffer(r), *rn, type(rt), comm(c), &req), &req);
+}
+void ibarrierF(MPI_Fint *c, MPI_Fint *q, MPI_Fint *ierr) {
+  MPI_Request req = MPI_REQUEST_NULL;
+  setRequest(q, ierr, MPI_Ibarrier(comm(c), &req), &req);
+}
+// Through interpose.cc's MPI_Init and MPI_Init_thread, which learn whether
+// any rank sees a GPU (routing.h).
+void initF(MPI_Fint *ierr) { setError(ierr, MPI_Init(nullptr, nullptr)); }
+void initThreadF(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr) {
+  int level = MPI_THREAD_SINGLE;
+  const int rc = MPI_Init_thread(nullptr, nullptr, *required, &level);
+  if (rc == MPI_SUCCESS) *provided = level;
+  setError(ierr, rc);
+}
 // For the routing report of interpose.cc's MPI_Finalize.
 void finalizeF(MPI_Fint *ierr) { setError(ierr, MPI_Finalize()); }
 
@@ -82,6 +132,10 @@ void finalizeF(MPI_Fint *ierr) { setError(ierr, MPI_Finalize()); }
 #define CHORUS_F_REDUCE (void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *o, MPI_Fint *c, MPI_Fint *ierr)
 #define CHORUS_F_BLOCKS \
   (void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt, MPI_Fint *c, MPI_Fint *ierr)
+#define CHORUS_F_IREDUCE \
+  (void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *o, MPI_Fint *c, MPI_Fint *q, MPI_Fint *ierr)
+#define CHORUS_F_IBLOCKS \
+  (void *s, MPI_Fint *sn, MPI_Fint *st, void *r, MPI_Fint *rn, MPI_Fint *rt, MPI_Fint *c, MPI_Fint *q, MPI_Fint *ierr)
 
 CHORUS_FORTRAN(allreduce, mpi_allreduce, MPI_ALLREDUCE, CHORUS_F_REDUCE, (s, r, n, t, o, c, ierr), allreduceF)
 CHORUS_FORTRAN(reduce, mpi_reduce, MPI_REDUCE,
@@ -96,3 +150,22 @@ CHORUS_FORTRAN(reduce_scatter_block, mpi_reduce_scatter_block, MPI_REDUCE_SCATTE
 CHORUS_FORTRAN(alltoall, mpi_alltoall, MPI_ALLTOALL, CHORUS_F_BLOCKS, (s, sn, st, r, rn, rt, c, ierr), alltoallF)
 CHORUS_FORTRAN(barrier, mpi_barrier, MPI_BARRIER, (MPI_Fint * c, MPI_Fint *ierr), (c, ierr), barrierF)
 CHORUS_FORTRAN(finalize, mpi_finalize, MPI_FINALIZE, (MPI_Fint * ierr), (ierr), finalizeF)
+CHORUS_FORTRAN(iallreduce, mpi_iallreduce, MPI_IALLREDUCE, CHORUS_F_IREDUCE, (s, r, n, t, o, c, q, ierr), iallreduceF)
+CHORUS_FORTRAN(ireduce, mpi_ireduce, MPI_IREDUCE,
+               (void *s, void *r, MPI_Fint *n, MPI_Fint *t, MPI_Fint *o, MPI_Fint *root, MPI_Fint *c, MPI_Fint *q,
+                MPI_Fint *ierr),
+               (s, r, n, t, o, root, c, q, ierr), ireduceF)
+CHORUS_FORTRAN(ibcast, mpi_ibcast, MPI_IBCAST,
+               (void *b, MPI_Fint *n, MPI_Fint *t, MPI_Fint *root, MPI_Fint *c, MPI_Fint *q, MPI_Fint *ierr),
+               (b, n, t, root, c, q, ierr), ibcastF)
+CHORUS_FORTRAN(iallgather, mpi_iallgather, MPI_IALLGATHER, CHORUS_F_IBLOCKS, (s, sn, st, r, rn, rt, c, q, ierr),
+               iallgatherF)
+CHORUS_FORTRAN(ireduce_scatter_block, mpi_ireduce_scatter_block, MPI_IREDUCE_SCATTER_BLOCK, CHORUS_F_IREDUCE,
+               (s, r, n, t, o, c, q, ierr), ireduceScatterBlockF)
+CHORUS_FORTRAN(ialltoall, mpi_ialltoall, MPI_IALLTOALL, CHORUS_F_IBLOCKS, (s, sn, st, r, rn, rt, c, q, ierr),
+               ialltoallF)
+CHORUS_FORTRAN(ibarrier, mpi_ibarrier, MPI_IBARRIER, (MPI_Fint * c, MPI_Fint *q, MPI_Fint *ierr), (c, q, ierr),
+               ibarrierF)
+CHORUS_FORTRAN(init, mpi_init, MPI_INIT, (MPI_Fint * ierr), (ierr), initF)
+CHORUS_FORTRAN(init_thread, mpi_init_thread, MPI_INIT_THREAD, (MPI_Fint * required, MPI_Fint *provided, MPI_Fint *ierr),
+               (required, provided, ierr), initThreadF)

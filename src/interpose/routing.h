@@ -14,7 +14,7 @@
 //    refusal raises nothing, a supported call runs in the same pass): no
 //    agreement, no message.
 //  - Agreement: a job where some rank may hold device memory, or where
-//    MPI_Init was not seen (Fortran programs of Open MPI call PMPI_Init).
+//    MPI_Init was not seen (an MPI_Init call that bypassed the library).
 //    Host on one rank and device on another is legal MPI, so the ranks
 //    agree on one flag word per call (a PMPI_Allreduce, BAND) after each
 //    probed its own arguments.  Nonblocking calls never route here (a
