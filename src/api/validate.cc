@@ -99,8 +99,7 @@ bool ApiCall::checkReduction(MPI_Datatype dt, MPI_Op op, TypeMapping *type, RedO
   if (!checkType("datatype", dt, type)) return false;
   const char *why = "";
   if (!mapOp(op, redop, &why)) {
-    // The interposer's probe only wants the refusal: no label to build.
-    if (t_probe.active) return fail(ErrorClass::Argument, "%s", why), false;
+    if (quietRefusal()) return false;
     fail(ErrorClass::Argument, "op = %s is %s", opLabel(op).c_str(), why);
     return false;
   }
@@ -113,27 +112,27 @@ bool ApiCall::checkReduction(MPI_Datatype dt, MPI_Op op, TypeMapping *type, RedO
     type->components = 2;
   }
   if (isLocOp(*redop) && !isPairType(type->type)) {
-    if (t_probe.active) return fail(ErrorClass::Argument, "refused"), false;
+    if (quietRefusal()) return false;
     fail(ErrorClass::Argument, "op = %s is not defined on datatype = %s (it takes MPI_2INT, MPI_FLOAT_INT, "
          "MPI_DOUBLE_INT, MPI_LONG_INT, MPI_SHORT_INT, MPI_2REAL, MPI_2DOUBLE_PRECISION, MPI_2INTEGER)",
          opLabel(op).c_str(), datatypeLabel(dt).c_str());
     return false;
   }
   if (type->type == DataType::Bytes) {
-    if (t_probe.active) return fail(ErrorClass::Argument, "refused"), false;
+    if (quietRefusal()) return false;
     fail(ErrorClass::Argument, "datatype = %s cannot be reduced (op = %s); reductions take integer and "
          "floating-point types, complex ones (MPI_SUM), and the MINLOC/MAXLOC pairs", datatypeLabel(dt).c_str(),
          opLabel(op).c_str());
     return false;
   }
   if (type->logicalOnly && *redop != RedOp::LAnd && *redop != RedOp::LOr && *redop != RedOp::LXor) {
-    if (t_probe.active) return fail(ErrorClass::Argument, "refused"), false;
+    if (quietRefusal()) return false;
     fail(ErrorClass::Argument, "op = %s is not defined on datatype = %s (a logical type: MPI_LAND, MPI_LOR and "
          "MPI_LXOR only)", opLabel(op).c_str(), datatypeLabel(dt).c_str());
     return false;
   }
   if (!isValidTypeOp(type->type, *redop)) {
-    if (t_probe.active) return fail(ErrorClass::Argument, "refused"), false;
+    if (quietRefusal()) return false;
     fail(ErrorClass::Argument, "op = %s is not defined on datatype = %s (%s)", opLabel(op).c_str(),
          datatypeLabel(dt).c_str(),
          isPairType(type->type) ? "the pair types take MPI_MINLOC and MPI_MAXLOC only"

@@ -67,6 +67,13 @@ class ApiCall {
 
   // Raise an error of class `cls` with "name: " prefixed to the message.
   int fail(ErrorClass cls, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+  // Under the interposer's probe a refusal needs no text: true (the call
+  // refused) then, so that the caller skips building the message.
+  bool quietRefusal() {
+    if (!t_probe.active) return false;
+    code_ = MPI_ERR_OTHER;
+    return true;
+  }
   // Turn an internal status into an MPI error, with `detail` when known.
   int failStatus(Status s, const char *detail);
 
