@@ -202,8 +202,13 @@ void timeSize(const Collective &coll, const CollArgs &ch, const CollArgs *mpi, c
   // Back to back: one barrier per batch, the batch timed whole, so calls
   // may overlap their neighbours as in a loop of an application.  --sync:
   // a barrier before every call and only the call timed, so each call
-  // starts with every rank ready and pays its own synchronisation.
-  auto timeBatch = [&](int n, auto &&call) {
+  // starts with every rank ready and pays its own synchronisation.  The
+  // barrier is MPI's for both, unless --own-barrier puts Chorus's before
+  // Chorus's calls, as an OSU benchmark run through libchorus_mpi.so with
+  // CHORUS_INTERPOSE=all does (MPI_Barrier goes to Chorus): a barrier leaves
+  // its library's shared lines in the state the next call finds
+  // (perf/RESULTS.md, the small 2-rank rows).
+  auto timeBatch = [&](int n, auto &&barrier, auto &&call) {
     double spent = 0;
     if (!o.sync) {
       MPI_Barrier(comm);
@@ -212,17 +217,24 @@ void timeSize(const Collective &coll, const CollArgs &ch, const CollArgs *mpi, c
       return MPI_Wtime() - t0;
     }
     for (int i = 0; i < n; ++i) {
-      MPI_Barrier(comm);
+      barrier();
       const double t0 = MPI_Wtime();
       call();
       spent += MPI_Wtime() - t0;
     }
     return spent;
   };
+  auto chorusBarrier = [&] {
+    if (o.ownBarrier)
+      checkCall(MPIX_Barrier_gpu(comm), "Chorus", "barrier", rank);
+    else
+      MPI_Barrier(comm);
+  };
+  auto mpiBarrier = [&] { MPI_Barrier(comm); };
   for (int b = 0; b < batches; ++b) {
     const int n = iters / batches + (b < iters % batches ? 1 : 0);
-    local[0] += timeBatch(n, [&] { checkCall(coll.runChorus(ch), "Chorus", coll.name, rank); });
-    if (mpi) local[1] += timeBatch(n, [&] { checkCall(coll.runMpi(*mpi), "MPI", coll.name, rank); });
+    local[0] += timeBatch(n, chorusBarrier, [&] { checkCall(coll.runChorus(ch), "Chorus", coll.name, rank); });
+    if (mpi) local[1] += timeBatch(n, mpiBarrier, [&] { checkCall(coll.runMpi(*mpi), "MPI", coll.name, rank); });
   }
   local[0] /= iters;
   local[1] /= iters;

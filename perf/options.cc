@@ -62,6 +62,7 @@ const option kLongOptions[] = {
     {"json", required_argument, nullptr, 'J'},
     {"mpi", no_argument, nullptr, 'M'},
     {"sync", no_argument, nullptr, 'S'},
+    {"own-barrier", no_argument, nullptr, 'B'},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0},
 };
@@ -135,6 +136,9 @@ bool parseOptions(int argc, char **argv, int nranks, Options *opt, std::string *
       case 'S':
         opt->sync = true;
         break;
+      case 'B':
+        opt->ownBarrier = true;
+        break;
       case 'h':
         opt->help = true;
         break;
@@ -158,6 +162,10 @@ bool parseOptions(int argc, char **argv, int nranks, Options *opt, std::string *
     return false;
   }
   if (sawStep) opt->stepFactor = 0;
+  if (opt->ownBarrier && !opt->sync) {
+    *error = "--own-barrier chooses the barrier before each timed call, so it needs --sync";
+    return false;
+  }
   if (opt->minBytes > opt->maxBytes) {
     *error = "-b (" + std::to_string(opt->minBytes) + ") is larger than -e (" + std::to_string(opt->maxBytes) + ")";
     return false;
@@ -206,6 +214,8 @@ std::string usage(const char *tool) {
        "  -m, --memory host|device  where the buffers live (default host)\n"
        "      --mpi                 also time MPI's collective on the same buffers\n"
        "      --sync                a barrier before each timed call, which alone is timed (OSU style)\n"
+       "      --own-barrier         with --sync: Chorus's calls after Chorus's barrier (as in an OSU run\n"
+       "                            through libchorus_mpi.so), MPI's after MPI's; default: MPI_Barrier for both\n"
        "  -J, --json FILE           write the results as JSON to FILE\n"
        "  -h, --help                this message\n"
        "Sizes are per-rank buffer bytes for allreduce, reduce and broadcast, and the\n"

@@ -26,6 +26,9 @@ struct Options {
   // --sync: a barrier before every timed call, and only the call timed (the
   // OSU benchmarks' way); otherwise calls run back to back (nccl-tests').
   bool sync = false;
+  // --own-barrier: with --sync, each library's calls follow its own barrier
+  // (MPIX_Barrier_gpu before Chorus's), not MPI_Barrier before both.
+  bool ownBarrier = false;
   std::string jsonPath;  // empty: no JSON
   bool help = false;
 };
