@@ -143,6 +143,9 @@ int perform(ApiCall &call, Context *ctx, CollRequest &req, size_t planBytes, boo
   Plan plan = planCollective(req.coll, planBytes, ctx->planShape);
   // Publish rings exist on single-node communicators only; the ring stands in.
   if (plan.algo == Algo::Publish && !ctx->channel.publish) plan = {Algo::Ring, "no publish rings across nodes"};
+  // Cross-memory attach reads host memory only, and not in place (alltoall_single_copy.h).
+  if (plan.algo == Algo::SingleCopy && (onDevice || req.sendbuf == req.recvbuf))
+    plan = {Algo::Pairwise, onDevice ? "device buffers: no single copy" : "in place: no single copy"};
   req.algo = plan.algo;
   const uint64_t seq = ++ctx->collectives;
   CHORUS_INFO(kSubsysColl, "%s #%llu: %zu x %zu B, %d ranks -> %s (%s)", call.name(), (unsigned long long)seq,

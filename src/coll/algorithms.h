@@ -16,8 +16,12 @@ enum class Coll : uint8_t { Allreduce, Reduce, Bcast, Allgather, ReduceScatter, 
 // RecursiveDoubling (allreduce, allgather and, as recursive halving,
 // reduce-scatter; host memory and the staged device path, a power of two
 // ranks): log2(n) pairwise exchanges, for small messages across nodes.
+// SingleCopy (alltoall, host memory, one machine): every rank copies its
+// blocks straight out of its peers' send buffers (cross-memory attach),
+// for large blocks when ranks share cores; pairwise where it cannot run.
 enum class Algo : uint8_t {
-  Ring, Tree, Direct, Chain, Pairwise, Dissemination, Local, Publish, Hierarchical, RecursiveDoubling, Count
+  Ring, Tree, Direct, Chain, Pairwise, Dissemination, Local, Publish, Hierarchical, RecursiveDoubling, SingleCopy,
+  Count
 };
 
 const char *collName(Coll c);
@@ -38,6 +42,9 @@ struct PlanShape {
   // Ranks per core on the most crowded machine (at least 1), the same on
   // every rank: each message's CPU cost grows with it (tuner.cc).
   double cpuShare = 1.0;
+  // Every rank can read every other's memory (one machine, cross-memory
+  // attach allowed: transport/shm/cma.h), the same on every rank.
+  bool singleCopy = false;
 };
 
 // Pick the algorithm for `bytes` (the whole vector for allreduce, reduce and

@@ -56,6 +56,9 @@ struct HostChannel {
   // [nranks] pids of the peers on this machine, 0 for the others: a long
   // wait checks about once a second that they still live (Context::watchedPids).
   const int32_t *watchedPids = nullptr;
+  // Every rank may read every peer's memory by pid (watchedPids) with
+  // cross-memory attach: the single-copy alltoall can run.  Agreed.
+  bool singleCopy = false;
   // Tests only (CHORUS_CHECKSUM): flip a byte of message `corruptMessage`
   // (1-based, as in errors) to rank `corruptPeer`, or of slice
   // `corruptPublished` of this rank's publish ring, after its checksum is

@@ -32,7 +32,9 @@ Status runCopyCollective(HostChannel &ch, const CollRequest &req) {
       else allgatherRing<Bytes>(a, prims);
       break;
     case Coll::Alltoall:
-      alltoallPairwise<Bytes>(a, prims);
+      if (req.algo == Algo::SingleCopy && prims.canReadPeers() && a.sendbuf != a.recvbuf && a.nranks <= kMaxSingleCopyRanks)
+        alltoallSingleCopy<Bytes>(a, prims);
+      else alltoallPairwise<Bytes>(a, prims);
       break;
     case Coll::Barrier:
       if (req.algo == Algo::Direct && ch.nranks <= kMaxDirectRanks) barrierFlat(ch.rank, ch.nranks, prims);

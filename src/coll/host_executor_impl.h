@@ -10,6 +10,7 @@
 #include "coll/allreduce_ring.h"
 #include "coll/allreduce_tree.h"
 #include "coll/alltoall_pairwise.h"
+#include "coll/alltoall_single_copy.h"
 #include "coll/barrier_dissemination.h"
 #include "coll/barrier_flat.h"
 #include "coll/bcast_chain.h"
@@ -40,7 +41,8 @@ inline CollArgs makeArgs(const HostChannel &ch, const CollRequest &req, size_t e
   // the rooted trees across nodes, whose links move with the root.  (Local
   // runs on no FIFO at all.)
   const bool rootedTree = req.algo == Algo::Tree && (req.coll == Coll::Bcast || req.coll == Coll::Reduce);
-  const bool allPeers = req.algo == Algo::Direct || req.algo == Algo::Pairwise || req.algo == Algo::Dissemination ||
+  const bool allPeers = req.algo == Algo::Direct || req.algo == Algo::Pairwise || req.algo == Algo::SingleCopy ||
+                        req.algo == Algo::Dissemination ||
                         req.algo == Algo::RecursiveDoubling || rootedTree;
   a.sliceElems = (allPeers ? ch.allPeerSliceBytes : ch.slotBytes) / elemSize;
   a.ringOrder = ch.ringOrder;

@@ -13,6 +13,7 @@
 #include "coll/functors.h"
 #include "coll/host_channel.h"
 #include "core/log.h"
+#include "transport/shm/cma.h"
 
 namespace chorus {
 
@@ -105,6 +106,30 @@ class HostPrims {
     if (ring.sums && !checksumMatches(ring, ring.slot(ring.step), n * sizeof(T), "publish ring")) return;
     memcpy(dst, ring.slot(ring.step), n * sizeof(T));
     storeRelease(publishConsumed(ring, ch_.rank), ++ring.step);
+  }
+
+  // Whether the next message of n elements from `peer` has arrived: a
+  // rank that talks to every peer can take them in the order they come.
+  // One node only (a FIFO from another node fills only when progressed).
+  bool arrived(int peer, size_t n) const {
+    const FifoEnd &e = ch_.recvFrom[peer];
+    const bool inlined = n * sizeof(T) <= kInlineMaxBytes;
+    const uint64_t *flag = inlined ? &e.inlineSlot(e.step)[inlineLines(n * sizeof(T)) - 1].flag : &e.header->tail.value;
+    return loadAcquire(flag) >= e.step + 1;
+  }
+
+  // Cross-memory attach (transport/shm/cma.h): every peer's memory can be
+  // read, and the reading: n elements at `remote`, an address in `peer`'s
+  // memory that the peer sent, into dst.
+  bool canReadPeers() const { return ch_.singleCopy; }
+  void readPeer(int peer, const T *remote, T *dst, size_t n) {
+    if (!ok()) return;
+    char why[192];
+    const Status s = cmaRead(ch_.watchedPids[peer], peer, remote, dst, n * sizeof(T), why, sizeof why);
+    if (s == Status::Ok) return;
+    snprintf(ch_.errorText, sizeof ch_.errorText, "%s (%s algorithm): rank %d: %s", ch_.coll, ch_.algo, ch_.rank, why);
+    CHORUS_WARN("%s", ch_.errorText);
+    ch_.error = s;
   }
 
  private:

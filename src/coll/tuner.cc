@@ -6,6 +6,7 @@
 #include "coll/algorithms.h"
 #include "coll/allreduce_direct.h"
 #include "coll/allreduce_recursive_doubling.h"
+#include "coll/alltoall_single_copy.h"
 #include "core/log.h"
 #include "core/params.h"
 #include "transport/fifo.h"
@@ -20,7 +21,7 @@ const char *collName(Coll c) {
 
 const char *algoName(Algo a) {
   static const char *const names[] = {"ring", "tree", "direct", "chain", "pairwise", "dissemination", "local",
-                                      "publish", "hierarchical", "recursive_doubling"};
+                                      "publish", "hierarchical", "recursive_doubling", "single_copy"};
   return a < Algo::Count ? names[int(a)] : "?";
 }
 
@@ -62,6 +63,18 @@ constexpr int kTreeMinRanks = 4;
 // publish: allgather 2 MiB 211 vs 156 us, 32 MiB 7653 vs 5816; bcast 2 MiB
 // 170 vs 123, 32 MiB 5134 vs 4796.
 constexpr int kPublishMinRanks = 3;
+// Alltoall, single copy against pairwise through the FIFOs (2026-12-01;
+// sizes are the whole send buffer over all ranks, block = size / n^2):
+//   CHORUS_ALGO=$a mpirun -np N --oversubscribe perf/alltoall_perf -b 64K -e 16M -f 4 [--sync] --mpi -w 3
+// 4 ranks on 2 cores: the FIFOs win at every size, in both timings
+// (16 MiB: 3.6-4.1 ms against 4.2-6.0; 4 MiB: 0.70-0.88 against
+// 0.81-1.37), and stay 1.08x-3.6x Open MPI's.  8 ranks on 2 cores: from 1
+// MiB (16 KiB blocks) the single copy ties or wins (16 MiB per call: 7.9-9.1
+// ms against 9.4-9.8; 1 MiB 0.32-0.39 against 0.38-0.47; Open MPI's ratio
+// 0.94-1.17 against 0.90-1.12), below it the FIFOs win (256 KiB: 91-109 us
+// against 107-143).  So: ranks more than two to a core, blocks from 16 KiB.
+constexpr size_t kSingleCopyMinBlock = size_t(16) << 10;
+constexpr double kSingleCopyMinCpuShare = 2.0;
 
 size_t limitFromParam(ParamId id, size_t measured) {
   int64_t v = paramInt(id);
@@ -70,7 +83,7 @@ size_t limitFromParam(ParamId id, size_t measured) {
 
 bool directFits(int nranks) { return nranks <= kMaxDirectRanks; }
 
-enum class Forced { None, Ring, Tree, Direct, Publish, Hierarchical, RecursiveDoubling };
+enum class Forced { None, Ring, Tree, Direct, Publish, Hierarchical, RecursiveDoubling, Pairwise, SingleCopy };
 
 Forced forcedAlgo() {
   const char *algo = paramString(ParamId::Algo);
@@ -80,6 +93,8 @@ Forced forcedAlgo() {
   if (!strcasecmp(algo, "publish")) return Forced::Publish;
   if (!strcasecmp(algo, "hierarchical")) return Forced::Hierarchical;
   if (!strcasecmp(algo, "recursive_doubling")) return Forced::RecursiveDoubling;
+  if (!strcasecmp(algo, "pairwise")) return Forced::Pairwise;
+  if (!strcasecmp(algo, "single_copy")) return Forced::SingleCopy;
   return Forced::None;
 }
 
@@ -215,8 +230,14 @@ Plan planCollective(Coll coll, size_t bytes, const PlanShape &shape) {
   const int nranks = shape.nranks;
   const bool severalNodes = shape.nnodes > 1;
   if (nranks == 1) return {Algo::Local, "a single rank"};
-  if (coll == Coll::Alltoall) return {Algo::Pairwise, "the only alltoall"};
   static const Forced forced = forcedAlgo();  // settings are read once per process
+  if (coll == Coll::Alltoall) {
+    const bool singleCopy = shape.singleCopy && nranks <= kMaxSingleCopyRanks;
+    if (forced == Forced::SingleCopy && singleCopy) return {Algo::SingleCopy, "CHORUS_ALGO=single_copy"};
+    if (forced == Forced::None && singleCopy && shape.cpuShare > kSingleCopyMinCpuShare && bytes >= kSingleCopyMinBlock)
+      return {Algo::SingleCopy, "ranks crowd the cores: one copy per block and two hand-offs per peer, not one per slot"};
+    return {Algo::Pairwise, "a FIFO message per slice, partners in turn"};
+  }
   if (coll == Coll::Barrier) {
     if (forced == Forced::Direct && directFits(nranks)) return {Algo::Direct, "CHORUS_ALGO=direct"};
     if (forced == Forced::None && shape.cpuShare > 1 && directFits(nranks))

@@ -18,6 +18,7 @@
 #include "core/progress.h"
 #include "topo/topo.h"
 #include "topo/topology.h"
+#include "transport/shm/cma.h"
 #ifdef CHORUS_HAVE_UCX
 #include "transport/ucx/ucx.h"
 #endif
@@ -260,6 +261,25 @@ void watchPeers(Context &ctx, const std::vector<bool> &sameMachine) {
   ctx.channel.watchedPids = ctx.watchedPids.data();
 }
 
+// Whether the single-copy alltoall can run (PlanShape::singleCopy): one
+// node, no checksums (they check what moves through the FIFOs, and this
+// moves nothing through them), and every rank able to read every peer's
+// memory, which the kernel may forbid (Yama's ptrace_scope, containers).
+// Every rank agrees: one that cannot read must not leave the others
+// waiting for it to copy.
+Status agreeSingleCopy(Context &ctx) {
+  if (ctx.nnodes != 1 || ctx.nranks < 2 || ctx.checksum) return Status::Ok;  // the same on every rank
+  int mine = 1, all = 0;
+  for (int p = 0; p < ctx.nranks && mine; ++p)
+    if (p != ctx.rank) mine = ctx.watchedPids[size_t(p)] > 0 && cmaCanRead(ctx.watchedPids[size_t(p)], ctx.peers[size_t(p)].cmaProbe);
+  CHORUS_MPICHECK(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, ctx.comm));
+  ctx.planShape.singleCopy = ctx.channel.singleCopy = all != 0;
+  if (!all && ctx.rank == 0)
+    CHORUS_INFO(kSubsysInit, "single-copy alltoall off: some rank cannot read its peers' memory (process_vm_readv; "
+                             "see /proc/sys/kernel/yama/ptrace_scope)");
+  return Status::Ok;
+}
+
 Status bootstrap(Context &ctx) {
   MPI_Comm comm = ctx.comm;
   CHORUS_MPICHECK(MPI_Comm_rank(comm, &ctx.rank));
@@ -268,6 +288,7 @@ Status bootstrap(Context &ctx) {
   PeerInfo self{};
   self.hostHash = hostIdentity();
   self.pid = getpid();
+  self.cmaProbe = uint64_t(uintptr_t(cmaProbeWord()));
   // Node and machine of every rank.  They differ when CHORUS_HOSTID plays
   // several nodes on one machine, whose cores the ranks still share.
   // And each rank's place in its node's hardware, to order the rings.
@@ -352,6 +373,7 @@ Status bootstrap(Context &ctx) {
   CHORUS_CHECK(agreeCommId(ctx, &commId));
   traceAttach(ctx.trace, commId, ctx.rank, ctx.nranks);
   watchPeers(ctx, sameMachine);
+  CHORUS_CHECK(agreeSingleCopy(ctx));
   if (paramInt(ParamId::Check) > 0) CHORUS_MPICHECK(MPI_Comm_dup(comm, &ctx.checkComm));
   if (paramInt(ParamId::Stats) > 0) ctx.stats.reset(new CommStats);
 

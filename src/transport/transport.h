@@ -19,6 +19,7 @@ struct PeerInfo {
   uint64_t hostHash;   // identifies the node (CHORUS_HOSTID, or host name and boot id)
   int32_t pid;
   int32_t nodeRank;    // rank within the node communicator
+  uint64_t cmaProbe;   // address of this process's cmaProbeWord (transport/shm/cma.h)
   char shmName[kShmNameMax];  // this rank's inbound FIFO segment (shm)
   // cuda_ipc: filled only when device buffers are first used on the
   // communicator (a second allgather then refreshes the table).

@@ -131,6 +131,18 @@ BOOST_AUTO_TEST_CASE(planner_choices) {
   BOOST_TEST(planCollective(Coll::Barrier, 0, oneNode).algo == Algo::Direct);
   oneNode.nranks = oneNode.maxNodeRanks = 64;  // more than the flat barrier's FIFOs
   BOOST_TEST(planCollective(Coll::Barrier, 0, oneNode).algo == Algo::Dissemination);
+  // Alltoall: the single copy only where ranks crowd the cores (more than
+  // two to a core) and blocks are 16 KiB or more, and only where every rank
+  // can read its peers (PlanShape::singleCopy); the FIFOs otherwise.
+  PlanShape eightOnTwo;
+  eightOnTwo.nranks = eightOnTwo.maxNodeRanks = 8;
+  eightOnTwo.cpuShare = 4;
+  BOOST_TEST(planCollective(Coll::Alltoall, 1 << 20, eightOnTwo).algo == Algo::Pairwise);  // cannot read peers
+  eightOnTwo.singleCopy = true;
+  BOOST_TEST(planCollective(Coll::Alltoall, 16 << 10, eightOnTwo).algo == Algo::SingleCopy);
+  BOOST_TEST(planCollective(Coll::Alltoall, 8 << 10, eightOnTwo).algo == Algo::Pairwise);
+  eightOnTwo.cpuShare = 2;  // 4 ranks on 2 cores: the FIFOs win at every size
+  BOOST_TEST(planCollective(Coll::Alltoall, 16 << 20, eightOnTwo).algo == Algo::Pairwise);
   // Crowded cores make every message dearer: the algorithm with fewer
   // messages gains.
   PlanShape crowded = twoByTwo;
