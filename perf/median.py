@@ -73,6 +73,8 @@ def main():
     # size two ranges share counts twice in its row but is still one run.
     nruns = len({re.sub(r"-part\d+(?=\.json$)", "", path) for path in files})
     timing = first.get("timing", "back-to-back")
+    if first.get("null_run"):
+        timing += " (--null: MPI in both columns)"
     print("%s, %d ranks, %s, %s timing, %d runs (median per size; the range is the lowest and highest run)\n" %
           (first["tool"], first["nranks"], first["results"][0]["type"], timing, nruns))
     print("| size | Chorus us | range | MPI us | range | MPI/Chorus | ratio range | #wrong |")

@@ -63,6 +63,7 @@ const option kLongOptions[] = {
     {"mpi", no_argument, nullptr, 'M'},
     {"sync", no_argument, nullptr, 'S'},
     {"own-barrier", no_argument, nullptr, 'B'},
+    {"null", no_argument, nullptr, 'N'},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0},
 };
@@ -139,6 +140,9 @@ bool parseOptions(int argc, char **argv, int nranks, Options *opt, std::string *
       case 'B':
         opt->ownBarrier = true;
         break;
+      case 'N':
+        opt->nullRun = true;
+        break;
       case 'h':
         opt->help = true;
         break;
@@ -164,6 +168,10 @@ bool parseOptions(int argc, char **argv, int nranks, Options *opt, std::string *
   if (sawStep) opt->stepFactor = 0;
   if (opt->ownBarrier && !opt->sync) {
     *error = "--own-barrier chooses the barrier before each timed call, so it needs --sync";
+    return false;
+  }
+  if (opt->nullRun && (!opt->mpi || opt->ownBarrier)) {
+    *error = "--null times MPI against itself: it needs --mpi, and excludes --own-barrier";
     return false;
   }
   if (opt->minBytes > opt->maxBytes) {
@@ -216,6 +224,8 @@ std::string usage(const char *tool) {
        "      --sync                a barrier before each timed call, which alone is timed (OSU style)\n"
        "      --own-barrier         with --sync: Chorus's calls after Chorus's barrier (as in an OSU run\n"
        "                            through libchorus_mpi.so), MPI's after MPI's; default: MPI_Barrier for both\n"
+       "      --null                with --mpi: MPI's collective in Chorus's place too (an A/A run), so the\n"
+       "                            ratio column shows the timing's own bias and spread for identical calls\n"
        "  -J, --json FILE           write the results as JSON to FILE\n"
        "  -h, --help                this message\n"
        "Sizes are per-rank buffer bytes for allreduce, reduce and broadcast, and the\n"

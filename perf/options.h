@@ -29,6 +29,9 @@ struct Options {
   // --own-barrier: with --sync, each library's calls follow its own barrier
   // (MPIX_Barrier_gpu before Chorus's), not MPI_Barrier before both.
   bool ownBarrier = false;
+  // --null: MPI's collective in Chorus's place too (an A/A run): the ratio
+  // then shows the tool's own bias and spread for identical calls.
+  bool nullRun = false;
   std::string jsonPath;  // empty: no JSON
   bool help = false;
 };

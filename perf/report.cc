@@ -107,6 +107,7 @@ void printHeader(FILE *out, const RunInfo &run) {
                  run.rankWhere[r].c_str());
   }
   if (o.mpi && !run.mpiNote.empty()) std::fprintf(out, "# --mpi: MPI not timed: %s\n", run.mpiNote.c_str());
+  if (o.nullRun) std::fprintf(out, "# --null: the Chorus columns time MPI's collective too (an A/A run)\n");
   const bool mpiCols = o.mpi && run.mpiNote.empty();
   std::fprintf(out, "#\n#%12s %12s %9s %6s %5s %10s %8s %8s %7s", "size", "count", "type", "redop", "root", "time",
                "algbw", "busbw", "#wrong");
@@ -189,6 +190,7 @@ bool writeJson(FILE *out, const RunInfo &run, const std::vector<SizeResult> &res
   s += "  \"check\": " + std::string(o.check ? "true" : "false") + ",\n";
   s += "  \"mpi\": " + std::string(o.mpi ? "true" : "false") + ",\n";
   s += "  \"timing\": " + jsonString(o.sync ? "sync" : "back-to-back") + ",\n";
+  s += "  \"null_run\": " + std::string(o.nullRun ? "true" : "false") + ",\n";
   s += "  \"mpi_note\": " + (run.mpiNote.empty() ? std::string("null") : jsonString(run.mpiNote)) + ",\n";
   s += "  \"results\": [\n";
   for (size_t i = 0; i < results.size(); ++i) {
