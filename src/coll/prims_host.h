@@ -168,6 +168,8 @@ class HostPrims {
     // (Untouched, so free, when the message is not inline.)
     alignas(kInlineLineBytes) unsigned char staged[kMaxPrimPeers + 1][kInlineMaxBytes];
 
+    const bool pureReceive = flags == (kRecv | kDst) && nrecv_ == 1 && n > 0;
+    const bool finalize = Func::kNeedsFinalize && (flags & kFinal);
     // Gather the inputs in fold order.
     const T *in[kMaxPrimPeers + 1];
     int nin = 0;
@@ -175,8 +177,11 @@ class HostPrims {
       if ((flags & kSrc) && i == srcPosition_) in[nin++] = src;
       FifoEnd &e = *recv_[i];
       if (inlined) {
-        gatherInline(e.inlineSlot(e.step), staged[i], n * sizeof(T));
-        in[nin++] = reinterpret_cast<const T *>(staged[i]);
+        // A plain receive gathers straight into dst: no second copy.  (With
+        // checksums the message is checked before dst is touched.)
+        unsigned char *into = pureReceive && !e.sums ? reinterpret_cast<unsigned char *>(dst) : staged[i];
+        gatherInline(e.inlineSlot(e.step), into, n * sizeof(T));
+        in[nin++] = reinterpret_cast<const T *>(into);
       } else {
         in[nin++] = reinterpret_cast<const T *>(e.slot(e.step));
       }
@@ -193,7 +198,9 @@ class HostPrims {
     // sender's own copy.)
     T *out[kMaxPrimPeers];
     int nout = 0;
-    if (inlined && doSend) out[nout++] = reinterpret_cast<T *>(staged[kMaxPrimPeers]);
+    // An inline send of one unchanged input scatters straight from it.
+    if (inlined && doSend)
+      out[nout++] = nin == 1 && !finalize ? const_cast<T *>(in[0]) : reinterpret_cast<T *>(staged[kMaxPrimPeers]);
     for (int i = 0; !inlined && doSend && i < nsend_; ++i)
       out[nout++] = reinterpret_cast<T *>(send_[i]->slot(send_[i]->step));
     const bool toDst = (flags & kDst) && n > 0 && nin > 0;
@@ -202,7 +209,6 @@ class HostPrims {
     const T *dstFrom = nullptr;
 
     if (n > 0 && nout > 0 && nin > 0) {
-      const bool finalize = Func::kNeedsFinalize && (flags & kFinal);
       if (nin == 1) {
         if (out[0] != in[0]) memcpy(out[0], in[0], n * sizeof(T));
       } else {
@@ -222,7 +228,7 @@ class HostPrims {
     const uint64_t sum = (doSend && send_[0]->sums) ? messageChecksum(nout > 0 ? out[0] : nullptr, n * sizeof(T)) : 0;
     for (int i = 0; doSend && i < nsend_; ++i) {
       FifoEnd &e = *send_[i];
-      const unsigned char *inlineFrom = staged[kMaxPrimPeers];
+      const unsigned char *inlineFrom = inlined && nout > 0 ? reinterpret_cast<const unsigned char *>(out[0]) : nullptr;
       alignas(kInlineLineBytes) unsigned char flipped[kInlineMaxBytes];
       if (e.sums) {
         e.sums[e.step % kInlineSlots] = sum;
@@ -295,9 +301,12 @@ class HostPrims {
     return bytes == 0 ? 1 : (bytes + kInlineLinePayload - 1) / kInlineLinePayload;
   }
 
+  // Whole lines by a copy of constant size, which the compiler inlines;
+  // a copy of variable size is a call per line.
   static void gatherInline(const InlineLine *lines, unsigned char *to, size_t bytes) {
-    for (size_t off = 0, l = 0; off < bytes; off += kInlineLinePayload, ++l)
-      memcpy(to + off, lines[l].payload, bytes - off < kInlineLinePayload ? bytes - off : kInlineLinePayload);
+    const size_t whole = bytes / kInlineLinePayload;
+    for (size_t l = 0; l < whole; ++l) memcpy(to + l * kInlineLinePayload, lines[l].payload, kInlineLinePayload);
+    if (const size_t tail = bytes - whole * kInlineLinePayload) memcpy(to + whole * kInlineLinePayload, lines[whole].payload, tail);
   }
 
   // Payload first, then the flag of each line: the release store of the
@@ -306,8 +315,8 @@ class HostPrims {
     const size_t nlines = inlineLines(bytes);
     for (size_t l = 0; l < nlines; ++l) {
       const size_t off = l * kInlineLinePayload;
-      if (off < bytes)
-        memcpy(lines[l].payload, from + off, bytes - off < kInlineLinePayload ? bytes - off : kInlineLinePayload);
+      if (bytes - off >= kInlineLinePayload) memcpy(lines[l].payload, from + off, kInlineLinePayload);
+      else if (off < bytes) memcpy(lines[l].payload, from + off, bytes - off);
       storeRelease(&lines[l].flag, message);
     }
   }
