@@ -48,14 +48,38 @@ namespace {
 // up to 1 MiB; 4 ranks, one-shot 28.8 us vs ring 38.8 at 64 KiB blocks,
 // 108 vs 100 at 256 KiB.  CHORUS_DIRECT_MAX_BYTES and CHORUS_TREE_MAX_BYTES
 // override every limit.
+// Allreduce re-measured (2026-12-01, Chorus 4022677, issue 16; the one-shot
+// and the FIFOs had changed since: small FIFOs, bulk links, inline
+// messages), both timings, two to four runs each:
+//   CHORUS_ALGO=$a mpirun -np N --oversubscribe --bind-to core:overload-allowed
+//     perf/allreduce_perf -b 2K -e 1M -f 2 -n 100 -c 0 [--sync]
+// 2 ranks: the one-shot now wins to 64 KiB back to back (2.7-3.5 us against
+//   the ring's 3.2-3.8, 4 runs of 4) and ties per call; the ring from 256
+//   KiB (10.2-12.5 against 11.0-16.6; at 128 KiB 5.3-6.8 against 6.0-6.6).
+// 4 ranks: the one-shot to 32 KiB (9.4-12.7 against publish 10.1-12.2,
+//   per call 8.7-9.0 against 11.3-14.0); from 64 KiB ring + publish wins
+//   back to back (13.4-15.4 against tree 14.4-18.3, one-shot 17.3-21.3)
+//   and ties per call; the tree no longer wins anywhere (128 KiB: publish
+//   18.6-19.2, tree 22.1-28.9; per call 18.3-24.8 against 28.6-34.4).
+// 8 ranks: the one-shot to 16 KiB (24-33 us against tree 33-39, publish
+//   35-46; per call mixed), and 2x slower from 32 KiB (45-65 against tree
+//   30-39); the tree to 64 KiB back to back (40 against publish 47-48, per
+//   call 48-58 against 42-53), publish from 128 KiB (per call 51-57 against
+//   tree 72-80; 512 KiB 131-155 against 238-382).
+constexpr size_t kAllreduceDirectMax2 = 64 * 1024, kAllreduceDirectMax4 = 32 * 1024,
+                 kAllreduceDirectMaxMore = 16 * 1024;
 size_t directMaxBytes(Coll coll, int nranks) {
+  if (coll == Coll::Allreduce)
+    return nranks <= 2 ? kAllreduceDirectMax2 : nranks <= 4 ? kAllreduceDirectMax4 : kAllreduceDirectMaxMore;
   if (nranks <= 2) return 32 * 1024;
   if (coll == Coll::Allgather) return 16 * 1024;
   if (coll == Coll::Bcast) return nranks == 3 ? 128 * 1024 : 64 * 1024;
   return 64 * 1024;
 }
-constexpr size_t kTreeMaxBytes = 256 * 1024;
-constexpr int kTreeMinRanks = 4;
+// The tree on one node: from 8 ranks (at 4, ring + publish beats it at
+// every size), to 64 KiB (measurements above).
+constexpr size_t kTreeMaxBytes = 64 * 1024;
+constexpr int kTreeMinRanks = 8;
 // Publish (allgather, bcast, and the allgather half of a ring allreduce)
 // saves writes only from 3 ranks: at 2 the ring and chain write each byte
 // as often (twice).  4 ranks, allreduce, ring against ring + publish:
