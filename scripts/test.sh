@@ -52,13 +52,13 @@ fi
 
 # The sanitizers: AddressSanitizer and UndefinedBehaviorSanitizer on the
 # unit tests and on multi-rank tests chosen to cross every boundary (shared
-# memory, UCX between played nodes, ring, tree, direct, a killed rank,
+# memory, UCX between played nodes, ring, tree, direct, single copy, a killed rank,
 # corrupted messages), in _build_asan (host only, -O1).
 # tests/sanitizers/README.md explains the run environment and suppressions.
 # CHORUS_TEST_SANITIZERS=0 leaves it out.
 asan_status=0
 asan_tests="coll-np3-ring.test coll-np3-tree.test coll-np4-direct.test coll-np4-2x2.test kill-np3-one.test
-  kill-np2-each.test checksum-np2-one.test checksum-np4-2x2.test"
+  kill-np2-each.test checksum-np2-one.test checksum-np4-2x2.test coll-np3-single_copy.test"
 asan_programs="test_collectives test_kill test_checksum"
 if [ "${CHORUS_TEST_SANITIZERS:-1}" != 0 ]; then
   mkdir -p _build_asan
