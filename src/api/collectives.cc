@@ -140,7 +140,17 @@ int run(ApiCall &call, Context &ctx, const CollRequest &req, uint64_t seq, Trace
 int perform(ApiCall &call, Context *ctx, CollRequest &req, size_t planBytes, bool onDevice, MPIX_Gpu_stream stream,
             bool enqueue) {
   Status s = Status::Ok;
-  Plan plan = planCollective(req.coll, planBytes, ctx->planShape);
+  // With the INFO log on, the plan is worked out afresh: its text may live
+  // in a buffer that a later plan reuses (describeChoice).
+  const bool logInfo = logEnabled(LogLevel::Info, kSubsysColl);
+  auto &memo = ctx->lastPlan;
+  if (!memo.valid || memo.coll != req.coll || memo.bytes != planBytes || logInfo) {
+    memo.plan = planCollective(req.coll, planBytes, ctx->planShape);
+    memo.coll = req.coll;
+    memo.bytes = planBytes;
+    memo.valid = true;
+  }
+  Plan plan = memo.plan;
   // Publish rings exist on single-node communicators only; the ring stands in.
   if (plan.algo == Algo::Publish && !ctx->channel.publish) plan = {Algo::Ring, "no publish rings across nodes"};
   // Cross-memory attach reads host memory only, and not in place (alltoall_single_copy.h).
@@ -148,8 +158,9 @@ int perform(ApiCall &call, Context *ctx, CollRequest &req, size_t planBytes, boo
     plan = {Algo::Pairwise, onDevice ? "device buffers: no single copy" : "in place: no single copy"};
   req.algo = plan.algo;
   const uint64_t seq = ++ctx->collectives;
-  CHORUS_INFO(kSubsysColl, "%s #%llu: %zu x %zu B, %d ranks -> %s (%s)", call.name(), (unsigned long long)seq,
-              req.count, req.elemSize, ctx->nranks, algoName(plan.algo), plan.why);
+  if (logInfo)
+    CHORUS_INFO(kSubsysColl, "%s #%llu: %zu x %zu B, %d ranks -> %s (%s)", call.name(), (unsigned long long)seq,
+                req.count, req.elemSize, ctx->nranks, algoName(plan.algo), plan.why);
   TraceEntry *trace = traceBegin(ctx->trace, seq);
   if (trace) traceArguments(*trace, req, onDevice, stream);
   publishProgress(*ctx, seq, TraceState::Running);
