@@ -323,6 +323,8 @@ ClassifiedCache &classifiedCache() {
 
 }  // namespace
 
+thread_local LastPredefinedType t_lastPredefinedType __attribute__((tls_model("initial-exec")));
+
 bool mapDatatype(MPI_Datatype dt, TypeMapping *out, std::string *why) {
   if (dt == MPI_DATATYPE_NULL) {
     *why = "MPI_DATATYPE_NULL";
@@ -340,6 +342,7 @@ bool mapDatatype(MPI_Datatype dt, TypeMapping *out, std::string *why) {
       }
       if (size < 0) break;
       *out = namedMapping(named, size);
+      t_lastPredefinedType = {true, dt, out->type, out->size};
       return true;
     }
   CustomHandles &h = ensureHandles();

@@ -89,6 +89,7 @@ bool ApiCall::checkRoot(int root) {
 }
 
 bool ApiCall::checkType(const char *arg, MPI_Datatype dt, TypeMapping *out) {
+  if (mapDatatypeAgain(dt, out)) return true;
   std::string why;
   if (mapDatatype(dt, out, &why)) return true;
   fail(ErrorClass::Argument, "%s = %s is %s", arg, datatypeLabel(dt).c_str(), why.c_str());
