@@ -142,7 +142,7 @@ int perform(ApiCall &call, Context *ctx, CollRequest &req, size_t planBytes, boo
   Status s = Status::Ok;
   // With the INFO log on, the plan is worked out afresh: its text may live
   // in a buffer that a later plan reuses (describeChoice).
-  const bool logInfo = logEnabled(LogLevel::Info, kSubsysColl);
+  const bool logInfo = ctx->logCalls;
   auto &memo = ctx->lastPlan;
   if (!memo.valid || memo.coll != req.coll || memo.bytes != planBytes || logInfo) {
     memo.plan = planCollective(req.coll, planBytes, ctx->planShape);

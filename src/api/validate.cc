@@ -88,8 +88,7 @@ bool ApiCall::checkRoot(int root) {
   return false;
 }
 
-bool ApiCall::checkType(const char *arg, MPI_Datatype dt, TypeMapping *out) {
-  if (mapDatatypeAgain(dt, out)) return true;
+bool ApiCall::checkTypeAfresh(const char *arg, MPI_Datatype dt, TypeMapping *out) {
   std::string why;
   if (mapDatatype(dt, out, &why)) return true;
   fail(ErrorClass::Argument, "%s = %s is %s", arg, datatypeLabel(dt).c_str(), why.c_str());

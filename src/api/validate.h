@@ -57,7 +57,10 @@ class ApiCall {
   bool checkComm();
   bool checkCount(const char *arg, MPI_Count count);
   bool checkRoot(int root);
-  bool checkType(const char *arg, MPI_Datatype dt, TypeMapping *out);
+  bool checkType(const char *arg, MPI_Datatype dt, TypeMapping *out) {
+    return mapDatatypeAgain(dt, out) || checkTypeAfresh(arg, dt, out);  // inline: the repeat costs a compare
+  }
+  bool checkTypeAfresh(const char *arg, MPI_Datatype dt, TypeMapping *out);
   bool checkReduction(MPI_Datatype dt, MPI_Op op, TypeMapping *type, RedOp *redop);
   bool checkBuffer(const char *arg, const void *buf, MPI_Count count);
   bool checkNotInPlace(const char *arg, const void *buf);

@@ -376,6 +376,7 @@ Status bootstrap(Context &ctx) {
   CHORUS_CHECK(agreeSingleCopy(ctx));
   if (paramInt(ParamId::Check) > 0) CHORUS_MPICHECK(MPI_Comm_dup(comm, &ctx.checkComm));
   if (paramInt(ParamId::Stats) > 0) ctx.stats.reset(new CommStats);
+  ctx.logCalls = logEnabled(LogLevel::Info, kSubsysColl);
 
   HostChannel &ch = ctx.channel;
   ch.rank = ctx.rank;

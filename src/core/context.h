@@ -81,6 +81,7 @@ struct Context {
   std::vector<int32_t> watchedPids;
   MPI_Comm checkComm = MPI_COMM_NULL;     // CHORUS_CHECK: a private duplicate for comparing calls
   std::unique_ptr<CommStats> stats;       // CHORUS_STATS; null when off
+  bool logCalls = false;                  // CHORUS_DEBUG=INFO for the coll subsystem: a line per call (read once)
   CudaState *cuda = nullptr;              // CUDA executor state, lazily (CUDA builds only)
   void *netStaging = nullptr;             // pinned host memory staging device buffers across nodes
   size_t netStagingBytes = 0;
