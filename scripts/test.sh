@@ -36,12 +36,15 @@ check_status=$?
 # build included: 4 to build, 4 to run).
 # There every rank sees a (emulated) GPU, so the interposer agrees on its
 # routing per call: three of its tests run that path too (a few seconds).
-# CHORUS_TEST_EMULATION=0 leaves it out.
+# CHORUS_TEST_EMULATION=0 leaves it out.  This build and the sanitizer
+# one are configured --disable-static: libtool would compile every source
+# twice (PIC for the shared library, again for the static one), and
+# nothing here links the static library (_build builds and packages both).
 emu_status=0
 emu_interpose_tests="interpose-np2-all.test interpose-np3-all-mt.test interpose-np3-device.test"
 if [ "${CHORUS_TEST_EMULATION:-1}" != 0 ]; then
   mkdir -p _build_emu
-  ( cd _build_emu && { [ -f Makefile ] || ../configure --enable-cuda-emulation ${CHORUS_CONFIGURE_FLAGS:-}; } ) &&
+  ( cd _build_emu && { [ -f Makefile ] || ../configure --enable-cuda-emulation --disable-static ${CHORUS_CONFIGURE_FLAGS:-}; } ) &&
     make -C _build_emu/src -j"${CHORUS_JOBS:-2}" &&
     make -C _build_emu/tests/gpu -j"${CHORUS_JOBS:-2}" check TESTS= &&
     CHORUS_TEST_PROTOS=${CHORUS_TEST_PROTOS:-simple ll} make -C _build_emu/tests/gpu -k -j1 check </dev/null &&
@@ -69,7 +72,7 @@ if [ "${CHORUS_TEST_SANITIZERS:-1}" != 0 ]; then
     export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
     export UCX_MEM_EVENTS=no CHORUS_TEST_HUGE_MB=0
     cd _build_asan &&
-      { [ -f Makefile ] || ../configure --without-cuda --disable-fortran --enable-sanitizers \
+      { [ -f Makefile ] || ../configure --without-cuda --disable-fortran --enable-sanitizers --disable-static \
           CXXFLAGS="-O1 -g" CFLAGS="-O1 -g" ${CHORUS_CONFIGURE_FLAGS:-}; } &&
       make -C src -j"${CHORUS_JOBS:-2}" && make -C tools -j"${CHORUS_JOBS:-2}" &&
       make -C tests/unit -j"${CHORUS_JOBS:-2}" check &&
