@@ -10,8 +10,6 @@ namespace chorus {
 thread_local ApiProbe t_probe __attribute__((tls_model("initial-exec")));
 thread_local int t_apiDepth __attribute__((tls_model("initial-exec"))) = 0;
 
-ApiCall::ApiCall(const char *name, MPI_Comm comm) : name_(name), comm_(comm) { ++t_apiDepth; }
-
 int ApiCall::fail(ErrorClass cls, const char *fmt, ...) {
   if (t_probe.active) {  // a probe only wants to know that Chorus would refuse
     code_ = MPI_ERR_OTHER;
@@ -30,14 +28,7 @@ int ApiCall::failStatus(Status s, const char *detail) {
   return fail(errorClassOf(s), "%s", detail && *detail ? detail : statusName(s));
 }
 
-bool ApiCall::checkComm() {
-  // The hot path: this thread's last communicator, still alive.
-  if (comm_ != MPI_COMM_NULL && (ctx_ = contextCached(comm_))) {
-    rank_ = ctx_->rank;
-    size_ = ctx_->nranks;
-    t_probe.commOk = true;
-    return true;
-  }
+bool ApiCall::checkCommAfresh() {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
@@ -76,14 +67,12 @@ bool ApiCall::checkComm() {
   return true;
 }
 
-bool ApiCall::checkCount(const char *arg, MPI_Count count) {
-  if (count >= 0) return true;
+bool ApiCall::failCount(const char *arg, MPI_Count count) {
   fail(ErrorClass::Argument, "%s = %lld is negative", arg, (long long)count);
   return false;
 }
 
-bool ApiCall::checkRoot(int root) {
-  if (root >= 0 && root < size_) return true;
+bool ApiCall::failRoot(int root) {
   fail(ErrorClass::Argument, "root = %d is not a rank of comm (size %d)", root, size_);
   return false;
 }
@@ -142,24 +131,17 @@ bool ApiCall::checkReduction(MPI_Datatype dt, MPI_Op op, TypeMapping *type, RedO
   return true;
 }
 
-bool ApiCall::checkBuffer(const char *arg, const void *buf, MPI_Count count) {
-  if (buf || count == 0) return true;
+bool ApiCall::failBuffer(const char *arg, MPI_Count count) {
   fail(ErrorClass::Argument, "%s = NULL with count = %lld", arg, (long long)count);
   return false;
 }
 
-bool ApiCall::checkNotInPlace(const char *arg, const void *buf) {
-  if (buf != MPI_IN_PLACE) return true;
+bool ApiCall::failInPlace(const char *arg) {
   fail(ErrorClass::Argument, "%s = MPI_IN_PLACE is not allowed here", arg);
   return false;
 }
 
-bool ApiCall::checkBytes(MPI_Count count, size_t elemSize, int blocks) {
-  const unsigned long long limit = ~0ull >> 2;
-  unsigned long long bytes = 0;  // multiplied, not divided: divisions cost ~20 ns per call
-  if (!__builtin_mul_overflow((unsigned long long)count, (unsigned long long)elemSize, &bytes) &&
-      !__builtin_mul_overflow(bytes, (unsigned long long)blocks, &bytes) && bytes <= limit)
-    return true;
+bool ApiCall::failBytes(MPI_Count count, size_t elemSize, int blocks) {
   fail(ErrorClass::Argument, "count = %lld elements of %zu bytes on %d ranks overflows the address space",
        (long long)count, elemSize, blocks);
   return false;

@@ -36,25 +36,11 @@ int g_finalizeKeyval = MPI_KEYVAL_INVALID;
 std::mutex g_mutex;
 std::set<Context *> g_live;  // so that MPI_Finalize can release what users did not free
 
-// Every call looks its communicator's context up.  MPI_Comm_get_attr, with
-// the MPI_Initialized and MPI_Finalized checks it needs around it, costs
-// about 25 ns: a tenth of a small allreduce.  Each thread remembers its
-// last lookup instead.  Destroying any context moves the epoch on, so a
-// remembered lookup of a freed communicator (whose handle MPI may reuse)
-// misses; and MPI_Finalize destroys every context, so a hit also proves
-// MPI is initialized and not finalized.
 // Above every communicator number this process has taken part in agreeing
 // (agreeCommId).
 std::atomic<int> g_nextCommId{0};
 // MPI_THREAD_MULTIPLE, from MPI_Query_thread once (libraryInit).
 bool g_threadMultiple = false;
-struct LookupCache {
-  MPI_Comm comm;
-  Context *ctx;
-  uint64_t epoch;  // 0: empty
-};
-// initial-exec: a thread-pointer offset instead of a __tls_get_addr call.
-thread_local LookupCache t_lookup __attribute__((tls_model("initial-exec"))) = {};
 
 void destroy(Context *ctx) {
   // MPI lets a communicator be freed with collectives outstanding: they
@@ -443,8 +429,15 @@ Status create(MPI_Comm comm, Context **out) {
 
 }  // namespace
 
-// Every call looks its communicator's context up (see LookupCache above).
+// Every call looks its communicator's context up.  MPI_Comm_get_attr, with
+// the MPI_Initialized and MPI_Finalized checks it needs around it, costs
+// about 25 ns: a tenth of a small allreduce.  Each thread remembers its
+// last lookup instead.  Destroying any context moves the epoch on, so a
+// remembered lookup of a freed communicator (whose handle MPI may reuse)
+// misses; and MPI_Finalize destroys every context, so a hit also proves
+// MPI is initialized and not finalized.
 std::atomic<uint64_t> g_contextEpoch{1};
+thread_local LookupCache t_lookup __attribute__((tls_model("initial-exec"))) = {};
 
 bool fullFifoLink(const Context &ctx, int receiver, int sender) {
   return ctx.everyFifoFull || carriesBulk(ctx.links, receiver, sender);
@@ -505,12 +498,6 @@ Status contextGet(MPI_Comm comm, Context **out) {
     return Status::Ok;
   }
   return create(comm, out);
-}
-
-Context *contextCached(MPI_Comm comm) {
-  const LookupCache &c = t_lookup;
-  if (c.epoch == g_contextEpoch.load(std::memory_order_acquire) && c.comm == comm) return c.ctx;
-  return nullptr;
 }
 
 Context *contextFind(MPI_Comm comm) {

@@ -107,14 +107,27 @@ Status contextGet(MPI_Comm comm, Context **out);
 // The context cached on `comm`, or nullptr (never creates one).  Needs MPI
 // initialized and not finalized.
 Context *contextFind(MPI_Comm comm);
-// The context of `comm` if this thread looked it up last and it is still
-// alive, else nullptr.  Makes no MPI call, so it is safe in any MPI state:
-// a hit proves MPI is initialized and not finalized.
-Context *contextCached(MPI_Comm comm);
 // Moves on whenever a context is destroyed: a thread's remembered lookup
 // (or api/empty_call.h's memo) taken at another epoch is stale.
 extern std::atomic<uint64_t> g_contextEpoch;
 inline uint64_t contextEpoch() { return g_contextEpoch.load(std::memory_order_acquire); }
+// This thread's last lookup (contextFind).
+struct LookupCache {
+  MPI_Comm comm;
+  Context *ctx;
+  uint64_t epoch;  // 0: empty
+};
+// initial-exec: a thread-pointer offset instead of a __tls_get_addr call.
+extern thread_local LookupCache t_lookup __attribute__((tls_model("initial-exec")));
+// The context of `comm` if this thread looked it up last and it is still
+// alive, else nullptr.  Makes no MPI call, so it is safe in any MPI state:
+// a hit proves MPI is initialized and not finalized.  Inline: every call
+// starts here.
+inline Context *contextCached(MPI_Comm comm) {
+  const LookupCache &c = t_lookup;
+  if (c.epoch == contextEpoch() && c.comm == comm) return c.ctx;
+  return nullptr;
+}
 // Collective: create the context now; no-op when it exists.
 Status contextInit(MPI_Comm comm);
 // Release the context of `comm`, if any (local, not collective).
