@@ -97,8 +97,8 @@ int failCollective(ApiCall &call, Context &ctx, TraceEntry *trace, Status s, con
 int run(ApiCall &call, Context &ctx, const CollRequest &req, uint64_t seq, TraceEntry *trace, bool onDevice,
         MPIX_Gpu_stream stream, bool enqueue) {
   HostChannel &ch = ctx.channel;
-  ch.coll = collName(req.coll);
-  ch.algo = algoName(req.algo);
+  ch.coll = req.coll;
+  ch.algo = req.algo;
   ch.tracing = trace;
   Status s = Status::Ok;
 #ifdef CHORUS_HAVE_CUDA

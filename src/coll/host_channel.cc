@@ -42,7 +42,7 @@ Status checkPeersAlive(HostChannel &ch, int peer, uint64_t target, bool waitingF
     if (pid <= 0 || !processDead(pid)) continue;
     snprintf(ch.errorText, sizeof ch.errorText,
              "rank %d (pid %d) died; rank %d noticed it in %s (%s algorithm) waiting for rank %d %s (message %llu)", p,
-             int(pid), ch.rank, ch.coll, ch.algo, peer, waitingForData ? "to send data" : "to free a FIFO slot",
+             int(pid), ch.rank, collName(ch.coll), algoName(ch.algo), peer, waitingForData ? "to send data" : "to free a FIFO slot",
              (unsigned long long)target);
     return Status::PeerFailed;
   }
@@ -70,7 +70,7 @@ inline void askForCredit(HostChannel &ch, const uint64_t *counter, uint64_t targ
 inline Status progressNet(HostChannel &ch, int peer) {
   if (!ch.net) return Status::Ok;
   const Status s = ch.netOps->progress(ch.net, peer, ch.errorText, sizeof ch.errorText);
-  if (s != Status::Ok) CHORUS_WARN("%s (in %s, %s algorithm)", ch.errorText, ch.coll, ch.algo);
+  if (s != Status::Ok) CHORUS_WARN("%s (in %s, %s algorithm)", ch.errorText, collName(ch.coll), algoName(ch.algo));
   return s;
 }
 
@@ -125,7 +125,7 @@ Status hostWaitCounter(HostChannel &ch, const uint64_t *counter, uint64_t target
       snprintf(ch.errorText, sizeof ch.errorText,
                "%s (%s algorithm): rank %d timed out after %.0f s (CHORUS_TIMEOUT) waiting for rank %d %s (message %llu of "
                "that FIFO)",
-               ch.coll, ch.algo, ch.rank, ch.timeoutNs / 1e9, peer, waitingForData ? "to send data" : "to free a FIFO slot",
+               collName(ch.coll), algoName(ch.algo), ch.rank, ch.timeoutNs / 1e9, peer, waitingForData ? "to send data" : "to free a FIFO slot",
                (unsigned long long)target);
       CHORUS_WARN("%s", ch.errorText);
       return Status::Timeout;

@@ -3,6 +3,7 @@
 // executor runs every algorithm on it in the calling thread.
 #pragma once
 
+#include "coll/algorithms.h"
 #include "coll/patterns.h"
 #include "core/common.h"
 #include "transport/fifo.h"
@@ -25,8 +26,10 @@ struct HostChannel {
   size_t allPeerSliceBytes = 0;
   int64_t timeoutNs = 0;        // 0: wait forever
   int spinCount = 0;            // polls before yielding the core
-  const char *coll = "";        // the running collective and algorithm, for errors
-  const char *algo = "";
+  // The running collective and algorithm, for errors: named (collName,
+  // algoName) only when one is raised, not on every call.
+  Coll coll = Coll::Count;
+  Algo algo = Algo::Count;
   Status error = Status::Ok;    // sticky: once set, every primitive is a no-op
   char *scratch = nullptr;      // slotBytes of private memory for the direct algorithms
   // Set when some peers are on other nodes (FifoEnd::remote): the network

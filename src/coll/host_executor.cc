@@ -76,7 +76,7 @@ Status runGapped(HostChannel &ch, const CollRequest &req) {
   std::unique_ptr<unsigned char[]> staging(new (std::nothrow) unsigned char[bytes]);
   if (!staging) {
     snprintf(ch.errorText, sizeof ch.errorText, "%s: no memory for %zu bytes of staging for a datatype with gaps",
-             ch.coll, bytes);
+             collName(ch.coll), bytes);
     return ch.error = Status::SystemError;
   }
   CollRequest staged = req;

@@ -134,7 +134,7 @@ class HostPrims {
     char why[192];
     const Status s = cmaRead(ch_.watchedPids[peer], peer, remote, dst, n * sizeof(T), why, sizeof why);
     if (s == Status::Ok) return;
-    snprintf(ch_.errorText, sizeof ch_.errorText, "%s (%s algorithm): rank %d: %s", ch_.coll, ch_.algo, ch_.rank, why);
+    snprintf(ch_.errorText, sizeof ch_.errorText, "%s (%s algorithm): rank %d: %s", collName(ch_.coll), algoName(ch_.algo), ch_.rank, why);
     CHORUS_WARN("%s", ch_.errorText);
     ch_.error = s;
   }
@@ -155,13 +155,8 @@ class HostPrims {
     for (int i = 0; i < nsend_; ++i)
       if (send_[i]->sums || send_[i]->remote) return false;
     const size_t lines = inlineLines(bytes);
-    for (int i = 0; i < nsend_; ++i) {
-      FifoEnd &e = *send_[i];
-      const uint64_t need = e.step + 1 - uint64_t(kInlineSlots);
-      if (static_cast<int64_t>(need) <= 0 || e.seen >= need) continue;
-      if (!wait(&e.header->head.value, need, e.peer, false)) return true;
-      e.seen = loadAcquire(&e.header->head);
-    }
+    for (int i = 0; i < nsend_; ++i)
+      if (!waitForSlot(*send_[i], kInlineSlots)) return true;
     for (int i = 0; i < nsend_; ++i) {
       FifoEnd &e = *send_[i];
       scatterInline(reinterpret_cast<const unsigned char *>(src), e.inlineSlot(e.step), bytes, e.step + 1);
@@ -186,6 +181,16 @@ class HostPrims {
     return true;
   }
 
+  // Wait until the slot of e's next message is free: the message that
+  // took it last, `depth` messages ago, was credited.  False on an error.
+  bool waitForSlot(FifoEnd &e, uint64_t depth) {
+    const uint64_t need = e.step + 1 - depth;
+    if (static_cast<int64_t>(need) <= 0 || e.seen >= need) return true;
+    if (!wait(&e.header->head.value, need, e.peer, false)) return false;
+    e.seen = loadAcquire(&e.header->head);
+    return true;
+  }
+
   void step(const T *src, T *dst, size_t n, unsigned flags) {
     if (!ok()) return;
     const bool doRecv = (flags & kRecv) && nrecv_ > 0;
@@ -206,12 +211,7 @@ class HostPrims {
     for (int i = 0; doSend && i < nsend_; ++i) {
       FifoEnd &e = *send_[i];
       if (!inlined && n * sizeof(T) > e.slotBytes) return sliceTooLarge(e, n * sizeof(T));
-      // The slot this message takes was last used `depth` messages ago.
-      const uint64_t depth = inlined ? uint64_t(kInlineSlots) : uint64_t(e.nslots);
-      const uint64_t need = e.step + 1 - depth;
-      if (static_cast<int64_t>(need) <= 0 || e.seen >= need) continue;
-      if (!wait(&e.header->head.value, need, e.peer, false)) return;
-      e.seen = loadAcquire(&e.header->head);
+      if (!waitForSlot(e, inlined ? uint64_t(kInlineSlots) : uint64_t(e.nslots))) return;
     }
 
     // Inline messages are gathered from (and scattered to) their lines
@@ -381,7 +381,7 @@ class HostPrims {
     snprintf(ch_.errorText, sizeof ch_.errorText,
              "%s (%s algorithm): message %llu on the link rank %d -> rank %d (%zu bytes, %s) arrived corrupted: "
              "checksum %016llx, sent as %016llx (CHORUS_CHECKSUM)",
-             ch_.coll, ch_.algo, (unsigned long long)(e.step + 1), e.peer, ch_.rank, bytes, kind,
+             collName(ch_.coll), algoName(ch_.algo), (unsigned long long)(e.step + 1), e.peer, ch_.rank, bytes, kind,
              (unsigned long long)got, (unsigned long long)sent);
     CHORUS_WARN("%s", ch_.errorText);
     ch_.error = Status::DataCorrupt;
@@ -418,7 +418,7 @@ class HostPrims {
   void sliceTooLarge(const FifoEnd &e, size_t bytes) {
     snprintf(ch_.errorText, sizeof ch_.errorText,
              "%s (%s algorithm): rank %d: a %zu-byte message does not fit the %zu-byte slots of its FIFO with rank %d",
-             ch_.coll, ch_.algo, ch_.rank, bytes, e.slotBytes, e.peer);
+             collName(ch_.coll), algoName(ch_.algo), ch_.rank, bytes, e.slotBytes, e.peer);
     CHORUS_WARN("%s", ch_.errorText);
     ch_.error = Status::InternalError;
   }
