@@ -14,7 +14,6 @@
 
 namespace chorus {
 
-
 // The interposition library (src/interpose) asks "would Chorus run this
 // call?" by calling the MPIX_* entry point with a probe on: every check runs
 // as for a real call, but a failed one raises nothing and the call returns
@@ -55,7 +54,7 @@ class ApiCall {
 
   // Each returns false (after raising) when the argument is bad.  The test
   // is inline and the message out of line: a small call runs a dozen of
-  // these, and as calls they cost a quarter of its argument checks
+  // these, and as calls they cost a third of its argument checks
   // (callgrind: ~60 of ~180 instructions of an 8-byte broadcast).
   bool checkComm() {
     if (comm_ != MPI_COMM_NULL && (ctx_ = contextCached(comm_))) {  // this thread's last one, still alive

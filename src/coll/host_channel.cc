@@ -42,8 +42,8 @@ Status checkPeersAlive(HostChannel &ch, int peer, uint64_t target, bool waitingF
     if (pid <= 0 || !processDead(pid)) continue;
     snprintf(ch.errorText, sizeof ch.errorText,
              "rank %d (pid %d) died; rank %d noticed it in %s (%s algorithm) waiting for rank %d %s (message %llu)", p,
-             int(pid), ch.rank, collName(ch.coll), algoName(ch.algo), peer, waitingForData ? "to send data" : "to free a FIFO slot",
-             (unsigned long long)target);
+             int(pid), ch.rank, collName(ch.coll), algoName(ch.algo), peer,
+             waitingForData ? "to send data" : "to free a FIFO slot", (unsigned long long)target);
     return Status::PeerFailed;
   }
   return Status::Ok;
@@ -125,8 +125,8 @@ Status hostWaitCounter(HostChannel &ch, const uint64_t *counter, uint64_t target
       snprintf(ch.errorText, sizeof ch.errorText,
                "%s (%s algorithm): rank %d timed out after %.0f s (CHORUS_TIMEOUT) waiting for rank %d %s (message %llu of "
                "that FIFO)",
-               collName(ch.coll), algoName(ch.algo), ch.rank, ch.timeoutNs / 1e9, peer, waitingForData ? "to send data" : "to free a FIFO slot",
-               (unsigned long long)target);
+               collName(ch.coll), algoName(ch.algo), ch.rank, ch.timeoutNs / 1e9, peer,
+               waitingForData ? "to send data" : "to free a FIFO slot", (unsigned long long)target);
       CHORUS_WARN("%s", ch.errorText);
       return Status::Timeout;
     }

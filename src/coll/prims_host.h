@@ -134,7 +134,8 @@ class HostPrims {
     char why[192];
     const Status s = cmaRead(ch_.watchedPids[peer], peer, remote, dst, n * sizeof(T), why, sizeof why);
     if (s == Status::Ok) return;
-    snprintf(ch_.errorText, sizeof ch_.errorText, "%s (%s algorithm): rank %d: %s", collName(ch_.coll), algoName(ch_.algo), ch_.rank, why);
+    snprintf(ch_.errorText, sizeof ch_.errorText, "%s (%s algorithm): rank %d: %s", collName(ch_.coll),
+             algoName(ch_.algo), ch_.rank, why);
     CHORUS_WARN("%s", ch_.errorText);
     ch_.error = s;
   }
