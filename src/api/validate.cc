@@ -45,12 +45,7 @@ bool ApiCall::checkCommAfresh() {
   }
   // A communicator with a context was checked when the context was made:
   // skip the intercommunicator test and the rank and size queries.
-  if ((ctx_ = contextFind(comm_))) {
-    rank_ = ctx_->rank;
-    size_ = ctx_->nranks;
-    t_probe.commOk = true;
-    return true;
-  }
+  if ((ctx_ = contextFind(comm_))) return adoptContext();
   int inter = 0;
   if (MPI_Comm_test_inter(comm_, &inter) != MPI_SUCCESS) {
     comm_ = MPI_COMM_NULL;

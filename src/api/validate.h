@@ -57,12 +57,7 @@ class ApiCall {
   // these, and as calls they cost a third of its argument checks
   // (callgrind: ~60 of ~180 instructions of an 8-byte broadcast).
   bool checkComm() {
-    if (comm_ != MPI_COMM_NULL && (ctx_ = contextCached(comm_))) {  // this thread's last one, still alive
-      rank_ = ctx_->rank;
-      size_ = ctx_->nranks;
-      t_probe.commOk = true;
-      return true;
-    }
+    if (comm_ != MPI_COMM_NULL && (ctx_ = contextCached(comm_))) return adoptContext();  // this thread's last one
     return checkCommAfresh();
   }
   bool checkCount(const char *arg, MPI_Count count) { return count >= 0 || failCount(arg, count); }
@@ -101,6 +96,13 @@ class ApiCall {
   // The checks' slow halves: the first call on a communicator, a type not
   // seen last, and every failure (each raises and returns false).
   bool checkCommAfresh();
+  // comm has a context (ctx_): it was checked when the context was made.
+  bool adoptContext() {
+    rank_ = ctx_->rank;
+    size_ = ctx_->nranks;
+    t_probe.commOk = true;
+    return true;
+  }
   bool checkTypeAfresh(const char *arg, MPI_Datatype dt, TypeMapping *out);
   bool failCount(const char *arg, MPI_Count count);
   bool failRoot(int root);
