@@ -32,8 +32,8 @@ check_status=$?
 
 # The GPU tier once more, on the CPU emulation of CUDA (src/cuda/emu): the
 # kernels' own source runs, at np 1, 2 and 4, two ranks per emulated device,
-# Simple and LL protocols, and a stalled peer (about 5 minutes on 2 cores,
-# build included: 3 to build, 2 to run).
+# Simple and LL protocols, and a stalled peer (5-7 minutes on 2 cores,
+# build included: 3 to build, the rest to run).
 # There every rank sees a (emulated) GPU, so the interposer agrees on its
 # routing per call: three of its tests run that path too (a few seconds).
 # CHORUS_TEST_EMULATION=0 leaves it out.  This build and the sanitizer
