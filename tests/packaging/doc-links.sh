@@ -22,7 +22,9 @@ top=$(cd "$here/../.." && pwd)
 # heading text without markdown (code ticks, link targets), lower case,
 # ASCII punctuation other than '-' and '_' dropped, each space a '-', and
 # a repeated slug numbered -1, -2, ...  Explicit <a name=...>/<a id=...>
-# anchors count too.
+# anchors count too.  The program is single-quoted shell text: each '\''
+# in it is an awk quote, not an escape gone wrong.
+# shellcheck disable=SC1003,SC2016
 checker='
 function shq(s) { gsub(/'\''/, "'\''\\'\'''\''", s); return s }
 function exists(p) {
