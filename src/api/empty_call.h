@@ -21,7 +21,7 @@
 
 #include "coll/algorithms.h"
 #include "core/common.h"
-#include "core/context.h"
+#include "comm/context.h"
 
 namespace chorus {
 

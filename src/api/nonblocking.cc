@@ -39,7 +39,7 @@
 #include "api/nonblocking.h"
 #include "api/validate.h"
 #include "chorus.h"
-#include "core/context.h"
+#include "comm/context.h"
 #include "core/log.h"
 #include "core/progress.h"
 

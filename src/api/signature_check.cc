@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "core/context.h"
+#include "comm/context.h"
 
 namespace chorus {
 

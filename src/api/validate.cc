@@ -3,7 +3,7 @@
 #include <cstdarg>
 #include <cstdio>
 
-#include "core/context.h"
+#include "comm/context.h"
 
 namespace chorus {
 

@@ -10,7 +10,7 @@
 #include "api/errors.h"
 #include "api/mpi_types.h"
 #include "coll/algorithms.h"
-#include "core/context.h"
+#include "comm/context.h"
 
 namespace chorus {
 

@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "core/fault.h"
+#include "transport/fault.h"
 #include "core/log.h"
 #include "core/trace.h"
 

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "coll/algorithms.h"
+#include "core/collective.h"
 
 namespace chorus {
 

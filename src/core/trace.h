@@ -14,7 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "coll/algorithms.h"
+#include "core/collective.h"
 #include "core/datatype.h"
 
 namespace chorus {

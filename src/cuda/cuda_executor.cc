@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "core/context.h"
+#include "comm/context.h"
 #include "core/log.h"
 #include "core/params.h"
 #include "cuda/cuda_check.h"

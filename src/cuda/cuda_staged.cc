@@ -20,7 +20,7 @@
 #include <cstring>
 
 #include "coll/host_executor.h"
-#include "core/context.h"
+#include "comm/context.h"
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_executor.h"
 

@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "chorus.h"
-#include "core/context.h"
+#include "comm/context.h"
 #include "error_text.h"
 
 namespace {

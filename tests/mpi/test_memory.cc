@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "chorus.h"
-#include "core/context.h"
+#include "comm/context.h"
 
 namespace {
 

@@ -18,7 +18,7 @@
 
 #include "transport/shm/shm.h"
 
-#include "core/context.h"
+#include "comm/context.h"
 #include "core/log.h"
 
 namespace chorus {

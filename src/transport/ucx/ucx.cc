@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "core/context.h"
+#include "comm/context.h"
 #include "core/log.h"
 #include "core/params.h"
 #include "topo/topology.h"

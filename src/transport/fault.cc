@@ -1,4 +1,4 @@
-#include "core/fault.h"
+#include "transport/fault.h"
 
 #include <signal.h>
 
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string>
 
-#include "core/context.h"
+#include "comm/context.h"
 
 namespace chorus {
 

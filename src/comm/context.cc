@@ -1,4 +1,4 @@
-#include "core/context.h"
+#include "comm/context.h"
 
 #include <signal.h>
 #include <unistd.h>
