@@ -3,6 +3,7 @@
 #include <strings.h>
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -15,7 +16,8 @@ namespace chorus {
 namespace {
 
 constexpr ParamSpec kSpecs[] = {
-#define CHORUS_PARAM_SPEC(id, kind, env, def, accepted, help) {ParamId::id, ParamKind::kind, env, def, accepted, help},
+#define CHORUS_PARAM_SPEC(id, kind, scope, env, def, accepted, help) \
+  {ParamId::id, ParamKind::kind, ParamScope::scope, env, def, accepted, help},
     CHORUS_PARAM_TABLE(CHORUS_PARAM_SPEC)
 #undef CHORUS_PARAM_SPEC
 };
@@ -152,6 +154,17 @@ const char *paramString(ParamId id) {
 const char *paramRaw(ParamId id) {
   paramsInit();
   return g_values[static_cast<int>(id)].raw;
+}
+
+std::string paramCanonical(ParamId id) {
+  paramsInit();
+  const ParamSpec &spec = kSpecs[static_cast<int>(id)];
+  const ParamValue &value = g_values[static_cast<int>(id)];
+  if (spec.kind == ParamKind::Integer || spec.kind == ParamKind::Size)
+    return value.number < 0 ? std::string("auto") : std::to_string(value.number);
+  std::string text = value.text;
+  for (char &c : text) c = char(tolower(static_cast<unsigned char>(c)));
+  return text;
 }
 
 }  // namespace chorus

@@ -1,18 +1,31 @@
 // The declarative table of CHORUS_* settings.  Each row: identifier, kind,
-// environment variable, default, accepted values, help.  chorus_info prints
-// this table; params.cc parses it once, warning about bad values (naming the
-// variable and the accepted values) and falling back to the default.
+// scope, environment variable, default, accepted values, help.  chorus_info
+// prints this table; params.cc parses it once, warning about bad values
+// (naming the variable and the accepted values) and falling back to the
+// default.
+//
+// Scope Agreed marks the settings that shape what travels between ranks:
+// the algorithm and its crossovers (a rank running another algorithm than
+// its peers reads their messages as its own: wrong results), the FIFO
+// slots (each rank sizes its peers' segments from its own values), the
+// GPU protocol and the call comparison (which sends a message of its own).
+// Every communicator's set-up compares them across its ranks (a hash in the
+// bootstrap exchange, comm/context.cc) and fails on every rank with an
+// error naming the setting, the values and the ranks when they differ.
+// CHORUS_CHECKSUM is agreed differently: any rank asking turns it on for all.
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace chorus {
 
 enum class ParamKind { Choice, Integer, Size, List };
+enum class ParamScope { Local, Agreed };
 
-// X(id, kind, env, default, accepted, help)
+// X(id, kind, scope, env, default, accepted, help)
 #define CHORUS_PARAM_TABLE(X)                                                                     \
-  X(Algo, Choice, "CHORUS_ALGO", "auto", "auto,ring,tree,direct,publish,hierarchical,recursive_doubling,pairwise,single_copy", \
+  X(Algo, Choice, Agreed, "CHORUS_ALGO", "auto", "auto,ring,tree,direct,publish,hierarchical,recursive_doubling,pairwise,single_copy", \
     "Force the algorithm of every collective that has it (allreduce: ring|tree|direct|publish|"   \
     "hierarchical (several nodes of equal size)|recursive_doubling (host memory, a power of two " \
     "ranks); "                                                                                    \
@@ -21,78 +34,78 @@ enum class ParamKind { Choice, Integer, Size, List };
     "(several nodes); alltoall: pairwise|single_copy (host memory, one machine, where the kernel " \
     "lets ranks read each other's memory); barrier: direct (flat)). auto lets "                   \
     "the planner choose by size.")                                                                \
-  X(Proto, Choice, "CHORUS_PROTO", "auto", "auto,simple,ll",                                      \
+  X(Proto, Choice, Agreed, "CHORUS_PROTO", "auto", "auto,simple,ll",                                      \
     "Force the GPU protocol: simple (bandwidth) or ll (latency). Host buffers always use simple.") \
-  X(LLFlagBits, Integer, "CHORUS_LL_FLAG_BITS", "32", "4..32",                                    \
+  X(LLFlagBits, Integer, Agreed, "CHORUS_LL_FLAG_BITS", "32", "4..32",                                    \
     "Testing: bits of the message number the GPU LL protocol keeps in each line's flag. Fewer "  \
     "make the flags wrap within a short test (tests/gpu/ll-wrap.sh); LL then re-flags its slots " \
     "more often, which costs bandwidth. Every rank must set it alike.")                          \
-  X(Debug, Choice, "CHORUS_DEBUG", "WARN", "NONE,WARN,INFO,TRACE",                                \
+  X(Debug, Choice, Local, "CHORUS_DEBUG", "WARN", "NONE,WARN,INFO,TRACE",                                \
     "Log level. WARN always names file:line and rank; INFO says which algorithm ran and why.")    \
-  X(DebugSubsys, List, "CHORUS_DEBUG_SUBSYS", "ALL", "ALL,INIT,COLL,TRANSPORT,TUNE,TOPO,NET,CUDA", \
+  X(DebugSubsys, List, Local, "CHORUS_DEBUG_SUBSYS", "ALL", "ALL,INIT,COLL,TRANSPORT,TUNE,TOPO,NET,CUDA", \
     "Comma-separated subsystems whose INFO/TRACE lines are printed; ^ in front excludes them.")    \
-  X(DebugFile, Choice, "CHORUS_DEBUG_FILE", "", "",                                               \
+  X(DebugFile, Choice, Local, "CHORUS_DEBUG_FILE", "", "",                                               \
     "Write logs to this file instead of stderr; %h is replaced by the host name, %p by the pid.") \
-  X(Timeout, Integer, "CHORUS_TIMEOUT", "300", "0..86400",                                        \
+  X(Timeout, Integer, Local, "CHORUS_TIMEOUT", "300", "0..86400",                                        \
     "Seconds a rank waits for a peer before the collective fails with an error naming the peer "  \
     "and step (0 waits forever).")                                                                \
-  X(ShmSlotSize, Size, "CHORUS_SHM_SLOT_SIZE", "256K", "4K..64M",                                 \
+  X(ShmSlotSize, Size, Agreed, "CHORUS_SHM_SLOT_SIZE", "256K", "4K..64M",                                 \
     "Bytes in one slot of a full shared-memory FIFO: the pipelining chunk of the ring, chain, "   \
     "tree, hierarchical and publish algorithms. Small FIFOs use min(this, 16K).")                 \
-  X(ShmSlots, Integer, "CHORUS_SHM_SLOTS", "4", "2..64",                                          \
+  X(ShmSlots, Integer, Agreed, "CHORUS_SHM_SLOTS", "4", "2..64",                                          \
     "Slots in each full FIFO: the publish ring and the FIFOs from the ring's previous rank, the " \
     "double binary tree's parents and children and the hierarchical groups' ring neighbours. "    \
     "FIFOs from every other peer are small: 2 slots (the one-shot, alltoall and barrier "         \
     "algorithms cut their messages to fit), unless full FIFOs on every link fit in 8 MiB per "    \
     "rank (up to 7 ranks with the defaults).")                                                    \
-  X(DirectMaxBytes, Size, "CHORUS_DIRECT_MAX_BYTES", "auto", "auto or 0..64M",                    \
+  X(DirectMaxBytes, Size, Agreed, "CHORUS_DIRECT_MAX_BYTES", "auto", "auto or 0..64M",                    \
     "Largest message (bytes per rank) for the one-shot direct algorithms; auto uses the "         \
     "measured crossover.")                                                                        \
-  X(TreeMaxBytes, Size, "CHORUS_TREE_MAX_BYTES", "auto", "auto or 0..1G",                         \
+  X(TreeMaxBytes, Size, Agreed, "CHORUS_TREE_MAX_BYTES", "auto", "auto or 0..1G",                         \
     "Largest allreduce message for the double binary tree; larger ones use the ring.")           \
-  X(SpinCount, Integer, "CHORUS_SPIN_COUNT", "auto", "auto or 0..100000000",                      \
+  X(SpinCount, Integer, Local, "CHORUS_SPIN_COUNT", "auto", "auto or 0..100000000",                      \
     "Polls before a waiting rank starts yielding the core. auto: many when every rank has a "     \
     "core, few when the node is oversubscribed.")                                                 \
-  X(HostId, Choice, "CHORUS_HOSTID", "", "",                                                      \
+  X(HostId, Choice, Local, "CHORUS_HOSTID", "", "",                                                      \
     "This process's node identity: ranks with equal values are one node (shared memory), others " \
     "talk over UCX. Empty: the host name and boot id. Set it per rank to force a layout, e.g. "   \
     "to play several nodes on one machine.")                                                     \
-  X(TopoFile, Choice, "CHORUS_TOPO_FILE", "", "",                                                 \
+  X(TopoFile, Choice, Local, "CHORUS_TOPO_FILE", "", "",                                                 \
     "Read the node's hardware (NUMA domains, GPUs, NICs, PCIe tree, NVLink) from this hwloc XML " \
     "file instead of this machine, e.g. one written by CHORUS_TOPO_DUMP_FILE or lstopo on "       \
     "another machine. Rings and trees then follow that machine's hardware.")                     \
-  X(TopoDumpFile, Choice, "CHORUS_TOPO_DUMP_FILE", "", "",                                        \
+  X(TopoDumpFile, Choice, Local, "CHORUS_TOPO_DUMP_FILE", "", "",                                        \
     "Write the hardware topology Chorus reads (hwloc XML, I/O devices included) to this file, "   \
     "for CHORUS_TOPO_FILE elsewhere or to attach to a bug report.")                              \
-  X(TraceDepth, Integer, "CHORUS_TRACE_DEPTH", "64", "0..1000000",                                \
+  X(TraceDepth, Integer, Local, "CHORUS_TRACE_DEPTH", "64", "0..1000000",                                \
     "Collectives each communicator's flight recorder keeps (0: none). The recorder is written "   \
     "to CHORUS_TRACE_FILE when a collective fails, on SIGUSR1 and on MPIX_Comm_gpu_trace_dump; "  \
     "chorus_trace reads the files of all ranks.")                                                 \
-  X(TraceFile, Choice, "CHORUS_TRACE_FILE", "/tmp/chorus-trace-%h-%p.txt", "",                    \
+  X(TraceFile, Choice, Local, "CHORUS_TRACE_FILE", "/tmp/chorus-trace-%h-%p.txt", "",                    \
     "Where this process writes its flight recorder; %h is replaced by the host name, %p by the "  \
     "pid, %r by the rank in MPI_COMM_WORLD.")                                                     \
-  X(Check, Integer, "CHORUS_CHECK", "0", "0..1",                                                  \
+  X(Check, Integer, Agreed, "CHORUS_CHECK", "0", "0..1",                                                  \
     "1: before any data moves, compare every collective's call (collective, count, type, op, "    \
     "root, sequence number) across the communicator, and fail on every rank with an error naming "\
     "both calls when they differ. Costs one small MPI_Allreduce per call. Every rank must set it " \
     "alike.")                                                                                     \
-  X(Stats, Integer, "CHORUS_STATS", "0", "0..1",                                                  \
+  X(Stats, Integer, Local, "CHORUS_STATS", "0", "0..1",                                                  \
     "1: count calls, bytes, time and the algorithms chosen per communicator and collective, and " \
     "print them on stderr when the communicator's context is released (MPIX_Comm_gpu_free, "      \
     "MPI_Comm_free, MPI_Finalize).")                                                               \
-  X(Interpose, Choice, "CHORUS_INTERPOSE", "device", "device,all,off",                            \
+  X(Interpose, Choice, Local, "CHORUS_INTERPOSE", "device", "device,all,off",                            \
     "Routing of libchorus_mpi.so (the MPI_* interposition library): device sends MPI "            \
     "collectives on device buffers to Chorus, all those on host buffers too, off sends "           \
     "everything to MPI. Calls Chorus does not support always go to MPI. Every rank must set it "   \
     "alike.")                                                                                      \
-  X(Checksum, Integer, "CHORUS_CHECKSUM", "0", "0..1",                                            \
+  X(Checksum, Integer, Local, "CHORUS_CHECKSUM", "0", "0..1",                                            \
     "1: every message through a host FIFO (shared memory, UCX, publish rings) carries a checksum " \
     "that its receiver verifies; a corrupted one fails the collective with an error naming the "  \
     "link (sending rank -> receiving rank, message number) instead of giving a wrong answer. One " \
     "more pass over each message on both ends; device kernels do not checksum.")
 
 enum class ParamId : int {
-#define CHORUS_PARAM_ID(id, kind, env, def, accepted, help) id,
+#define CHORUS_PARAM_ID(id, kind, scope, env, def, accepted, help) id,
   CHORUS_PARAM_TABLE(CHORUS_PARAM_ID)
 #undef CHORUS_PARAM_ID
       Count
@@ -101,6 +114,7 @@ enum class ParamId : int {
 struct ParamSpec {
   ParamId id;
   ParamKind kind;
+  ParamScope scope;
   const char *env;
   const char *defaultValue;
   const char *accepted;  // comma list for Choice/List, "lo..hi" range for Integer/Size
@@ -117,6 +131,10 @@ int64_t paramInt(ParamId id);
 const char *paramString(ParamId id);
 // The raw environment value, or nullptr when unset.
 const char *paramRaw(ParamId id);
+// The effective value in one spelling for every way of writing it (a number
+// for Integer and Size, "256K" and "262144" alike; choices in lower case):
+// what the ranks compare for an Agreed setting.
+std::string paramCanonical(ParamId id);
 
 // Parse "64", "4K", "2M", "1G" (case-insensitive); false when malformed.
 bool parseSize(const char *text, int64_t *out);
