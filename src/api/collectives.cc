@@ -105,9 +105,9 @@ int run(ApiCall &call, Context &ctx, const CollRequest &req, uint64_t seq, Trace
   if (onDevice) {
     char text[320] = "";
     if (ctx.nnodes > 1)  // across nodes: staged through host memory (cuda_staged.cc)
-      s = cudaExecuteStaged(ctx, req, stream, text, sizeof text);
+      s = cudaExecuteStaged(ctx, ctx.channel, ctx.cuda, req, stream, text, sizeof text);
     else
-      s = cudaExecute(ctx, req, stream, !enqueue, text, sizeof text);
+      s = cudaExecute(ctx, ctx.cuda, req, stream, !enqueue, text, sizeof text);
     if (s == Status::Aborted)
       return failCollective(call, ctx, trace, s,
                             text[0] ? text : "an earlier collective on this communicator failed; free it");

@@ -48,9 +48,7 @@ void destroy(Context *ctx) {
   delete ctx->progress;
   ctx->progress = nullptr;
 #ifdef CHORUS_HAVE_CUDA
-  cudaStateFree(ctx->cuda);
-  ctx->cuda = nullptr;
-  cudaStagingFree(*ctx);
+  cudaDetach(ctx->cuda);
 #endif
   traceDetach(ctx->trace);  // first: a SIGUSR1 from now on skips this context
   if (ctx->stats) statsPrint(*ctx->stats, ctx->trace.commId, ctx->rank, ctx->nranks);
@@ -187,12 +185,12 @@ void assignNodes(Context &ctx, const std::vector<uint64_t> &hosts, const std::ve
       }
     }
   }
-  ctx.links.nranks = ctx.nranks;
-  ctx.links.ringOrder = ctx.ringOrder.empty() ? nullptr : ctx.ringOrder.data();
-  ctx.links.ringWhere = ctx.ringWhere.empty() ? nullptr : ctx.ringWhere.data();
-  ctx.links.localPrev = ctx.localPrev.empty() ? nullptr : ctx.localPrev.data();
-  ctx.links.crossPrev = ctx.crossPrev.empty() ? nullptr : ctx.crossPrev.data();
-  ctx.links.nodes = ctx.nnodes > 1 ? &ctx.nodeLayout : nullptr;
+  ctx.bulkLinks.nranks = ctx.nranks;
+  ctx.bulkLinks.ringOrder = ctx.ringOrder.empty() ? nullptr : ctx.ringOrder.data();
+  ctx.bulkLinks.ringWhere = ctx.ringWhere.empty() ? nullptr : ctx.ringWhere.data();
+  ctx.bulkLinks.localPrev = ctx.localPrev.empty() ? nullptr : ctx.localPrev.data();
+  ctx.bulkLinks.crossPrev = ctx.crossPrev.empty() ? nullptr : ctx.crossPrev.data();
+  ctx.bulkLinks.nodes = ctx.nnodes > 1 ? &ctx.nodeLayout : nullptr;
 }
 
 // A communicator whose ranks fit a full FIFO from every peer in this much
@@ -405,9 +403,16 @@ Status bootstrap(Context &ctx) {
   return Status::Ok;
 }
 
+// PeerLinks::fullLink for the transports, which know the links but not
+// the algorithms.
+bool contextFullLink(const PeerLinks &links, int receiver, int sender) {
+  return fullFifoLink(static_cast<const Context &>(links), receiver, sender);
+}
+
 Status create(MPI_Comm comm, Context **out) {
   auto *ctx = new Context;
   ctx->comm = comm;
+  ctx->fullLink = contextFullLink;
   Status s = bootstrap(*ctx);
   if (s != Status::Ok) {
     traceDetach(ctx->trace);
@@ -440,21 +445,7 @@ std::atomic<uint64_t> g_contextEpoch{1};
 thread_local LookupCache t_lookup __attribute__((tls_model("initial-exec"))) = {};
 
 bool fullFifoLink(const Context &ctx, int receiver, int sender) {
-  return ctx.everyFifoFull || carriesBulk(ctx.links, receiver, sender);
-}
-
-FifoShape fifoShape(const Context &ctx, int receiver, int sender) {
-  return fullFifoLink(ctx, receiver, sender) ? ctx.fullFifo : ctx.smallFifo;
-}
-
-size_t hostFifoBytes(const Context &ctx, FifoShape shape) {
-  return fifoFootprint(shape) + (ctx.checksum ? kFifoChecksumBytes : 0);
-}
-
-FifoEnd makeHostFifoEnd(const Context &ctx, char *base, FifoShape shape, int peer) {
-  FifoEnd e = makeFifoEnd(base, shape.slotBytes, shape.nslots, peer);
-  if (ctx.checksum) e.sums = reinterpret_cast<uint64_t *>(base + fifoFootprint(shape));
-  return e;
+  return ctx.everyFifoFull || carriesBulk(ctx.bulkLinks, receiver, sender);
 }
 
 Status libraryInit() {

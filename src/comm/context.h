@@ -18,24 +18,17 @@
 #include "coll/patterns.h"
 #include "core/stats.h"
 #include "core/trace.h"
+#include "cuda/cuda_executor.h"
 #include "transport/transport.h"
 
 namespace chorus {
 
-struct CudaState;  // src/cuda/cuda_executor.cc; created on first device-buffer use
 class ProgressQueue;  // core/progress.h; created by the first nonblocking collective
 
-struct Context {
-  MPI_Comm comm = MPI_COMM_NULL;  // the user's communicator (not owned)
-  // Set up on every rank of the communicator (not set while a failed set-up
-  // is undone): only then may its release talk to the other ranks.
-  bool established = false;
-  int rank = 0, nranks = 1;
-  // Node membership, decided by Chorus from the host identities exchanged
-  // at bootstrap (CHORUS_HOSTID overrides), not by MPI.
-  int nodeRank = 0, nodeSize = 1;
-  int nnodes = 1;
-  std::vector<int> nodeOf;                // node index (0..nnodes-1, in order of first rank) by rank
+// The communicator as the collectives see it: its links (transport.h), how
+// its ranks sit on nodes, and what each call needs (channel, plan cache,
+// flight recorder, executors' state).
+struct Context : PeerLinks {
   std::vector<int> ringOrder, ringWhere;  // ranks grouped by node, and the inverse (several nodes only)
   std::vector<int> nodeStart;             // where each node's ranks start in ringOrder (nnodes + 1)
   NodeLayout nodeLayout{};                // the four above, for the trees across nodes
@@ -46,18 +39,8 @@ struct Context {
   // The same groups' ring neighbours, by rank, for every rank (empty when
   // there are no groups): which FIFOs the hierarchical allreduce streams on.
   std::vector<int> localPrev, crossPrev;
-  LinkLayout links;                       // which FIFOs are full (bulk_links.h); points into the vectors above
-  std::vector<PeerInfo> peers;
-  std::vector<FifoEnd> sendTo, recvFrom;  // indexed by peer rank
-  std::vector<FifoEnd> publish;           // publish rings, indexed by owner rank (empty: none)
-  const TransportOps *transport = nullptr;  // shm: the peers on this node
-  void *transportState = nullptr;         // owned by `transport`
-  const TransportOps *netTransport = nullptr;  // ucx: the peers on other nodes (none on one node)
-  void *netState = nullptr;               // owned by `netTransport`
-  FifoShape fullFifo{}, smallFifo{};      // the two FIFO sizes (fifo.h); fifoShape() says which link has which
+  LinkLayout bulkLinks;                   // which FIFOs are full (bulk_links.h); points into the vectors above
   bool everyFifoFull = false;             // a small communicator: full FIFOs on every link (fifoShape)
-  bool checksum = false;                  // CHORUS_CHECKSUM on any rank: every host FIFO has its checksum area
-  size_t shmSegmentBytes = 0;             // this rank's shm segment (0: no peer on its node), for tests and logs
   std::vector<char> scratch;              // fullFifo.slotBytes, for the direct algorithms
   HostChannel channel;
   uint64_t collectives = 0;               // count of collectives run: the sequence number of the last one
@@ -71,20 +54,10 @@ struct Context {
     Plan plan{};
   } lastPlan;
   FlightRecorder trace;                   // the last CHORUS_TRACE_DEPTH collectives (trace.h)
-  // This rank's progress, in its shm segment where its node has peers
-  // (else ownStatus), and every peer's on this node (null elsewhere).
-  RankStatus ownStatus{};
-  RankStatus *status = &ownStatus;
-  std::vector<const RankStatus *> peerStatus;
-  // Pids of the peers on this machine whose death a waiting rank can see
-  // (kill(pid, 0)); 0 for the others.
-  std::vector<int32_t> watchedPids;
   MPI_Comm checkComm = MPI_COMM_NULL;     // CHORUS_CHECK: a private duplicate for comparing calls
   std::unique_ptr<CommStats> stats;       // CHORUS_STATS; null when off
   bool logCalls = false;                  // CHORUS_DEBUG=INFO for the coll subsystem: a line per call (read once)
-  CudaState *cuda = nullptr;              // CUDA executor state, lazily (CUDA builds only)
-  void *netStaging = nullptr;             // pinned host memory staging device buffers across nodes
-  size_t netStagingBytes = 0;
+  CudaAttachment cuda;                    // the CUDA executor's state and staging memory (CUDA builds only)
   // The nonblocking collectives' queue and worker (core/progress.h); null
   // until the first one.  Created and read by the thread calling on the
   // communicator; the blocking collectives wait for it to drain.
@@ -95,12 +68,7 @@ struct Context {
 // communicator) is full: where the link streams bulk data, or everywhere on
 // a small communicator.  Both ends compute it alike, from rank arithmetic.
 bool fullFifoLink(const Context &ctx, int receiver, int sender);
-// Its slots.
-FifoShape fifoShape(const Context &ctx, int receiver, int sender);
-// Bytes of a host FIFO of that shape (the checksum area included when on),
-// and its end, checksums attached.
-size_t hostFifoBytes(const Context &ctx, FifoShape shape);
-FifoEnd makeHostFifoEnd(const Context &ctx, char *base, FifoShape shape, int peer);
+// (PeerLinks::fullLink; fifoShape() in transport.h gives its slots.)
 
 // The context of `comm`, created (collectively) when missing.
 Status contextGet(MPI_Comm comm, Context **out);

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "comm/context.h"
+#include "transport/transport.h"
 #include "core/log.h"
 #include "core/params.h"
 #include "cuda/cuda_check.h"
@@ -70,7 +70,7 @@ size_t fifoIndex(const CudaState &st, int nranks, int proto, int channel, int pe
   return (size_t(proto) * st.nchannels + channel) * nranks + peer;
 }
 
-Status buildChannels(Context &ctx, CudaState &st) {
+Status buildChannels(PeerLinks &ctx, CudaState &st) {
   const int n = ctx.nranks;
   const size_t nchan = size_t(kProtos) * st.nchannels;
   std::vector<FifoEnd> ends(nchan * 2 * n);
@@ -117,7 +117,7 @@ static_assert(kCudaSlots > 0 && (kCudaSlots & (kCudaSlots - 1)) == 0 && kCudaSlo
 // Local and free of device-wide synchronisation: other communicators'
 // kernels may be running, waiting for ranks that are in this setup's MPI
 // calls (cudaIpcSetup says why).
-Status localSetup(Context &ctx, CudaState &st, PeerInfo &self) {
+Status localSetup(PeerLinks &ctx, CudaState &st, PeerInfo &self) {
   CHORUS_CUDACHECK(cudaGetDevice(&st.device));
   CHORUS_CUDACHECK(cudaStreamCreateWithFlags(&st.setupStream, cudaStreamNonBlocking));
   CHORUS_CHECK(cudaIpcSetup(fifoBytes(st) * size_t(kProtos) * st.nchannels * ctx.nranks, st.setupStream, self,
@@ -138,7 +138,7 @@ Status localSetup(Context &ctx, CudaState &st, PeerInfo &self) {
 // Collective over ctx.comm: every rank sets up, publishes its IPC handle in
 // a refreshed PeerInfo table, maps its peers.  Every rank learns whether any
 // failed, so nobody waits for a peer that gave up.
-Status createState(Context &ctx) {
+Status createState(PeerLinks &ctx, CudaAttachment &cuda) {
   auto *st = new CudaState;
   st->nchannels = channelsFor(*st, ctx.nranks);
   PeerInfo self = ctx.peers[ctx.rank];
@@ -157,7 +157,7 @@ Status createState(Context &ctx) {
     cudaStateFree(st);
     return s != Status::Ok ? s : Status::Aborted;
   }
-  ctx.cuda = st;
+  cuda.state = st;
   CHORUS_INFO(kSubsysCuda, "CUDA executor ready on GPU %d: %d channels x %d slots of %zu bytes per peer", st->device,
               st->nchannels, st->nslots, st->slotBytes);
   return Status::Ok;
@@ -205,7 +205,7 @@ Status markLaunch(const CudaState &st, cudaStream_t stream, bool capturing) {
   return Status::Ok;
 }
 
-void describeFailure(const Context &ctx, const CollRequest &req, const DevError &e, char *text, size_t len) {
+void describeFailure(const PeerLinks &ctx, const CollRequest &req, const DevError &e, char *text, size_t len) {
   snprintf(text, len,
            "%s on device buffers: rank %d (channel %d) timed out after %lld s (CHORUS_TIMEOUT) waiting for rank %d %s "
            "(message %llu of that FIFO)",
@@ -247,11 +247,17 @@ void cudaStateFree(CudaState *st) {
   delete st;
 }
 
-Status cudaExecute(Context &ctx, const CollRequest &req, CUstream_st *streamArg, bool blocking, char *errText,
-                   size_t errLen) {
+void cudaDetach(CudaAttachment &cuda) {
+  cudaStateFree(cuda.state);
+  cuda.state = nullptr;
+  cudaStagingFree(cuda);
+}
+
+Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req, CUstream_st *streamArg,
+                   bool blocking, char *errText, size_t errLen) {
   cudaStream_t stream = reinterpret_cast<cudaStream_t>(streamArg);
   errText[0] = '\0';
-  if (!ctx.cuda) {
+  if (!cuda.state) {
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     if (stream && cudaStreamIsCapturing(stream, &capture) == cudaSuccess &&
         capture != cudaStreamCaptureStatusNone) {
@@ -261,13 +267,13 @@ Status cudaExecute(Context &ctx, const CollRequest &req, CUstream_st *streamArg,
       return Status::Unsupported;
     }
     cudaGetLastError();
-    Status s = createState(ctx);
+    Status s = createState(ctx, cuda);
     if (s != Status::Ok) {
       snprintf(errText, errLen, "could not set up the CUDA executor on this communicator (WARN lines above say why)");
       return s;
     }
   }
-  CudaState &st = *ctx.cuda;
+  CudaState &st = *cuda.state;
   DevError failure;
   if (deviceFailed(st, &failure)) {
     describeFailure(ctx, req, failure, errText, errLen);

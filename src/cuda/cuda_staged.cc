@@ -20,7 +20,8 @@
 #include <cstring>
 
 #include "coll/host_executor.h"
-#include "comm/context.h"
+#include "coll/host_channel.h"
+#include "transport/transport.h"
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_executor.h"
 
@@ -39,31 +40,32 @@ size_t sentBytes(const CollRequest &req, int rank, int nranks) {
   }
 }
 
-Status ensureStaging(Context &ctx, size_t bytes) {
-  if (bytes <= ctx.netStagingBytes) return Status::Ok;
-  if (ctx.netStaging) CHORUS_CUDACHECK(cudaFreeHost(ctx.netStaging));
-  ctx.netStaging = nullptr;
-  ctx.netStagingBytes = 0;
-  CHORUS_CUDACHECK(cudaHostAlloc(&ctx.netStaging, bytes, cudaHostAllocDefault));
-  ctx.netStagingBytes = bytes;
+Status ensureStaging(CudaAttachment &cuda, size_t bytes) {
+  if (bytes <= cuda.stagingBytes) return Status::Ok;
+  if (cuda.staging) CHORUS_CUDACHECK(cudaFreeHost(cuda.staging));
+  cuda.staging = nullptr;
+  cuda.stagingBytes = 0;
+  CHORUS_CUDACHECK(cudaHostAlloc(&cuda.staging, bytes, cudaHostAllocDefault));
+  cuda.stagingBytes = bytes;
   return Status::Ok;
 }
 
 }  // namespace
 
-Status cudaExecuteStaged(Context &ctx, const CollRequest &req, CUstream_st *stream, char *errText, size_t errLen) {
-  const size_t sendBytes = sentBytes(req, ctx.rank, ctx.nranks);
-  const size_t recvBytes = receivedBytes(req, ctx.rank, ctx.nranks);
+Status cudaExecuteStaged(const PeerLinks &links, HostChannel &channel, CudaAttachment &cuda, const CollRequest &req,
+                         CUstream_st *stream, char *errText, size_t errLen) {
+  const size_t sendBytes = sentBytes(req, links.rank, links.nranks);
+  const size_t recvBytes = receivedBytes(req, links.rank, links.nranks);
   // In place (and every bcast): one region both ways.
   const bool shared = req.sendbuf == req.recvbuf;
   const size_t sendRegion = (sendBytes + 63) & ~size_t(63);
   const size_t total = shared ? (sendBytes > recvBytes ? sendBytes : recvBytes) : sendRegion + recvBytes;
-  if (ensureStaging(ctx, total > 0 ? total : 1) != Status::Ok) {
+  if (ensureStaging(cuda, total > 0 ? total : 1) != Status::Ok) {
     snprintf(errText, errLen, "%s across nodes: could not allocate %zu bytes of pinned host memory to stage device "
              "buffers", collName(req.coll), total);
     return Status::CudaError;
   }
-  char *hostSend = static_cast<char *>(ctx.netStaging);
+  char *hostSend = static_cast<char *>(cuda.staging);
   char *hostRecv = shared ? hostSend : hostSend + sendRegion;
   cudaStream_t s = reinterpret_cast<cudaStream_t>(stream);
   // The staged copies and the host collective run in this thread now, which
@@ -87,9 +89,9 @@ Status cudaExecuteStaged(Context &ctx, const CollRequest &req, CUstream_st *stre
   CollRequest host = req;
   host.sendbuf = hostSend;
   host.recvbuf = hostRecv;
-  Status st = hostExecute(ctx.channel, host);
+  Status st = hostExecute(channel, host);
   if (st != Status::Ok) {
-    snprintf(errText, errLen, "%s", ctx.channel.errorText);
+    snprintf(errText, errLen, "%s", channel.errorText);
     return st;
   }
   if (recvBytes > 0) {
@@ -99,10 +101,10 @@ Status cudaExecuteStaged(Context &ctx, const CollRequest &req, CUstream_st *stre
   return Status::Ok;
 }
 
-void cudaStagingFree(Context &ctx) {
-  if (ctx.netStaging) CHORUS_CUDACHECK_IGNORE(cudaFreeHost(ctx.netStaging));
-  ctx.netStaging = nullptr;
-  ctx.netStagingBytes = 0;
+void cudaStagingFree(CudaAttachment &cuda) {
+  if (cuda.staging) CHORUS_CUDACHECK_IGNORE(cudaFreeHost(cuda.staging));
+  cuda.staging = nullptr;
+  cuda.stagingBytes = 0;
 }
 
 }  // namespace chorus

@@ -7,7 +7,8 @@
 #include <cstring>
 #include <string>
 
-#include "comm/context.h"
+#include "core/trace.h"
+#include "transport/transport.h"
 
 namespace chorus {
 
@@ -24,7 +25,7 @@ bool processDead(int32_t pid) {
   return close && close[1] == ' ' && close[2] == 'Z';
 }
 
-void describeCause(const Context &ctx, uint64_t seq, char *out, size_t size) {
+void describeCause(const PeerLinks &ctx, uint64_t seq, char *out, size_t size) {
   std::string causes;
   char one[96];
   for (int p = 0; p < ctx.nranks; ++p) {

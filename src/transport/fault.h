@@ -9,7 +9,7 @@
 
 namespace chorus {
 
-struct Context;
+struct PeerLinks;
 
 // A process that is gone, or a zombie its parent has not reaped yet.
 bool processDead(int32_t pid);
@@ -18,6 +18,6 @@ bool processDead(int32_t pid);
 // of `ctx`; failing that, a peer that failed in this same call ("#11: rank
 // 1 failed in it; "); or "" when every peer this rank can see got that far,
 // lives and has not failed.
-void describeCause(const Context &ctx, uint64_t seq, char *out, size_t size);
+void describeCause(const PeerLinks &ctx, uint64_t seq, char *out, size_t size);
 
 }  // namespace chorus

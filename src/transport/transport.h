@@ -3,12 +3,17 @@
 // shm inside a node, ucx between nodes (cuda_ipc links device FIFOs).
 #pragma once
 
+#include <mpi.h>
+
+#include <vector>
+
 #include "core/common.h"
 #include "transport/fifo.h"
 
 namespace chorus {
 
-struct Context;
+struct PeerLinks;
+struct TransportOps;
 
 // What each rank publishes in the bootstrap allgather: one POD per rank.
 constexpr int kShmNameMax = 64;
@@ -42,23 +47,78 @@ struct alignas(kFifoAlign) RankStatus {
 };
 constexpr size_t kRankStatusBytes = sizeof(RankStatus);
 
+// What a communicator's transports work on: who the ranks are, where they
+// are, and the FIFO ends that link this rank to every peer.  The wiring
+// (comm/context.cc, which extends it into the communicator's Context)
+// fills the identity and layout and decides which links are full; each
+// transport creates its memory, maps the peers' and fills the ends.
+struct PeerLinks {
+  MPI_Comm comm = MPI_COMM_NULL;  // the user's communicator (not owned)
+  // Set up on every rank of the communicator (not set while a failed set-up
+  // is undone): only then may its release talk to the other ranks.
+  bool established = false;
+  int rank = 0, nranks = 1;
+  // Node membership, decided by Chorus from the host identities exchanged
+  // at bootstrap (CHORUS_HOSTID overrides), not by MPI.
+  int nodeRank = 0, nodeSize = 1;
+  int nnodes = 1;
+  std::vector<int> nodeOf;                // node index (0..nnodes-1, in order of first rank) by rank
+  std::vector<PeerInfo> peers;
+  std::vector<FifoEnd> sendTo, recvFrom;  // indexed by peer rank
+  std::vector<FifoEnd> publish;           // publish rings, indexed by owner rank (empty: none)
+  const TransportOps *transport = nullptr;  // shm: the peers on this node
+  void *transportState = nullptr;         // owned by `transport`
+  const TransportOps *netTransport = nullptr;  // ucx: the peers on other nodes (none on one node)
+  void *netState = nullptr;               // owned by `netTransport`
+  FifoShape fullFifo{}, smallFifo{};      // the two FIFO sizes (fifo.h); fifoShape() says which link has which
+  // Whether the FIFO from `sender` into `receiver` (any two ranks) is full:
+  // the wiring knows which links the algorithms stream on (coll/bulk_links.h).
+  bool (*fullLink)(const PeerLinks &links, int receiver, int sender) = nullptr;
+  bool checksum = false;                  // CHORUS_CHECKSUM on any rank: every host FIFO has its checksum area
+  size_t shmSegmentBytes = 0;             // this rank's shm segment (0: no peer on its node), for tests and logs
+  // This rank's progress, in its shm segment where its node has peers
+  // (else ownStatus), and every peer's on this node (null elsewhere).
+  RankStatus ownStatus{};
+  RankStatus *status = &ownStatus;
+  std::vector<const RankStatus *> peerStatus;
+  // Pids of the peers on this machine whose death a waiting rank can see
+  // (kill(pid, 0)); 0 for the others.
+  std::vector<int32_t> watchedPids;
+};
+
+// The slots of the FIFO from `sender` into `receiver`; any rank computes
+// any FIFO's shape alike, so both ends agree without an exchange.
+inline FifoShape fifoShape(const PeerLinks &links, int receiver, int sender) {
+  return links.fullLink(links, receiver, sender) ? links.fullFifo : links.smallFifo;
+}
+// Bytes of a host FIFO of that shape (the checksum area included when on),
+// and its end, checksums attached.
+inline size_t hostFifoBytes(const PeerLinks &links, FifoShape shape) {
+  return fifoFootprint(shape) + (links.checksum ? kFifoChecksumBytes : 0);
+}
+inline FifoEnd makeHostFifoEnd(const PeerLinks &links, char *base, FifoShape shape, int peer) {
+  FifoEnd e = makeFifoEnd(base, shape.slotBytes, shape.nslots, peer);
+  if (links.checksum) e.sums = reinterpret_cast<uint64_t *>(base + fifoFootprint(shape));
+  return e;
+}
+
 struct TransportOps {
   const char *name;
   // Whether this transport can link `self` and `peer`.
   bool (*canConnect)(const PeerInfo &self, const PeerInfo &peer);
   // Create this rank's local resources and describe them in `self`.
-  Status (*setup)(Context &ctx, PeerInfo &self);
+  Status (*setup)(PeerLinks &links, PeerInfo &self);
   // Map the peers' resources (all ranks' PeerInfo known) and fill
-  // ctx.sendTo / ctx.recvFrom for every peer it can connect.
-  Status (*connect)(Context &ctx, const PeerInfo *all);
+  // links.sendTo / links.recvFrom for every peer it can connect.
+  Status (*connect)(PeerLinks &links, const PeerInfo *all);
   // Called after every rank has connected (a barrier separates the two),
   // e.g. to unlink names so nothing leaks if a process dies.
-  Status (*postConnect)(Context &ctx);
+  Status (*postConnect)(PeerLinks &links);
   // Optional: start what free() must wait for without blocking, so that a
   // rank releasing several contexts at once (MPI_Finalize) can start every
   // one before it waits for any, in whatever order its contexts are kept.
-  void (*beginFree)(Context &ctx);
-  Status (*free)(Context &ctx);
+  void (*beginFree)(PeerLinks &links);
+  Status (*free)(PeerLinks &links);
 };
 
 extern const TransportOps kShmTransport;

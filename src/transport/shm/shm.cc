@@ -18,7 +18,7 @@
 
 #include "transport/shm/shm.h"
 
-#include "comm/context.h"
+#include "transport/transport.h"
 #include "core/log.h"
 
 namespace chorus {
@@ -43,7 +43,7 @@ struct ShmState {
 
 // Publish rings serve single-node communicators, where every reader maps
 // them; the consumed counters of all readers must fit in the inline area.
-bool hasPublishRing(const Context &ctx) { return ctx.nnodes == 1 && ctx.nranks <= kMaxPublishReaders; }
+bool hasPublishRing(const PeerLinks &ctx) { return ctx.nnodes == 1 && ctx.nranks <= kMaxPublishReaders; }
 
 // Where things lie in `owner`'s segment: its RankStatus, its publish ring, then the
 // inbound FIFO of each peer on its node, in rank order, each of the shape
@@ -55,14 +55,14 @@ struct SegmentLayout {
   int full = 0, small = 0;     // inbound FIFOs of each shape, for the log
 };
 
-SegmentLayout segmentLayout(const Context &ctx, int owner) {
+SegmentLayout segmentLayout(const PeerLinks &ctx, int owner) {
   SegmentLayout l;
   l.fifoAt.assign(size_t(ctx.nranks), 0);
   l.bytes = kRankStatusBytes;
   if (hasPublishRing(ctx)) l.bytes += hostFifoBytes(ctx, ctx.fullFifo);  // at kRankStatusBytes
   for (int p = 0; p < ctx.nranks; ++p) {
     if (p == owner || ctx.nodeOf[size_t(p)] != ctx.nodeOf[size_t(owner)]) continue;
-    const bool full = fullFifoLink(ctx, owner, p);
+    const bool full = ctx.fullLink(ctx, owner, p);
     l.fifoAt[size_t(p)] = l.bytes;
     l.bytes += hostFifoBytes(ctx, full ? ctx.fullFifo : ctx.smallFifo);
     ++(full ? l.full : l.small);
@@ -116,7 +116,7 @@ void shmSegmentName(char *out, size_t len) {
 
 namespace {
 
-Status shmSetup(Context &ctx, PeerInfo &self) {
+Status shmSetup(PeerLinks &ctx, PeerInfo &self) {
   auto *st = new ShmState;
   ctx.transportState = st;
   const SegmentLayout layout = segmentLayout(ctx, ctx.rank);
@@ -133,7 +133,7 @@ Status shmSetup(Context &ctx, PeerInfo &self) {
   return Status::Ok;
 }
 
-Status shmConnect(Context &ctx, const PeerInfo *all) {
+Status shmConnect(PeerLinks &ctx, const PeerInfo *all) {
   auto *st = static_cast<ShmState *>(ctx.transportState);
   const SegmentLayout mine = segmentLayout(ctx, ctx.rank);
   st->peerBase.assign(ctx.nranks, nullptr);
@@ -162,14 +162,14 @@ Status shmConnect(Context &ctx, const PeerInfo *all) {
   return Status::Ok;
 }
 
-Status shmPostConnect(Context &ctx) {
+Status shmPostConnect(PeerLinks &ctx) {
   auto *st = static_cast<ShmState *>(ctx.transportState);
   if (st->linked) shm_unlink(st->name);
   st->linked = false;
   return Status::Ok;
 }
 
-Status shmFree(Context &ctx) {
+Status shmFree(PeerLinks &ctx) {
   auto *st = static_cast<ShmState *>(ctx.transportState);
   if (!st) return Status::Ok;
   for (size_t p = 0; p < st->peerBase.size(); ++p)

@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "comm/context.h"
+#include "transport/transport.h"
 #include "core/log.h"
 #include "core/params.h"
 #include "topo/topology.h"
@@ -64,11 +64,11 @@ struct NetHeader {
 };
 
 void raiseHead(FifoHeader *fifo, uint64_t consumed) {
-  if (consumed > fifo->head.value) storeRelease(&fifo->head, consumed);
+  if (consumed > fifo->head.value) __atomic_store_n(&fifo->head.value, consumed, __ATOMIC_RELEASE);
 }
 
 struct UcxState {
-  Context *ctx = nullptr;
+  PeerLinks *ctx = nullptr;
   ucp_worker_h worker = nullptr;
   std::vector<ucp_ep_h> eps;      // by rank; null for ranks on this node
   char *memory = nullptr;         // the FIFO copies: [remote peer][send, recv]
@@ -149,7 +149,7 @@ void releaseUcp() {
   }
 }
 
-UcxState *stateOf(Context &ctx) { return static_cast<UcxState *>(ctx.netState); }
+UcxState *stateOf(PeerLinks &ctx) { return static_cast<UcxState *>(ctx.netState); }
 
 // ---- arrival ---------------------------------------------------------------
 
@@ -167,14 +167,14 @@ ucs_status_t onData(void *arg, const void *header, size_t headerLength, void *da
   NetHeader h;
   if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) || !readHeader(*st, header, headerLength, &h))
     return UCS_ERR_INVALID_PARAM;
-  Context &ctx = *st->ctx;
+  PeerLinks &ctx = *st->ctx;
   FifoEnd &e = ctx.recvFrom[size_t(h.src)];
   // The sender had a credit for this message, so its slot is free here.
   if (h.lines) memcpy(e.inlineSlot(h.value), data, std::min(length, size_t(h.lines) * kInlineLineBytes));
   else if (length) memcpy(e.slot(h.value), data, std::min(length, e.slotBytes));
   if (e.sums) e.sums[h.value % kInlineSlots] = h.sum;
   // Handlers run in send order: every earlier message is in place already.
-  storeRelease(&e.header->tail, h.value + 1);
+  __atomic_store_n(&e.header->tail.value, h.value + 1, __ATOMIC_RELEASE);
   raiseHead(ctx.sendTo[size_t(h.src)].header, h.credit);
   return UCS_OK;
 }
@@ -333,7 +333,7 @@ bool ucxCanConnect(const PeerInfo &self, const PeerInfo &peer) {
   return self.hostHash != peer.hostHash && peer.netAddrLen > 0;
 }
 
-Status ucxSetup(Context &ctx, PeerInfo &self) {
+Status ucxSetup(PeerLinks &ctx, PeerInfo &self) {
   CHORUS_CHECK(acquireUcp(ctx.nodeRank));
   auto *st = new UcxState;
   st->ctx = &ctx;
@@ -395,7 +395,7 @@ Status ucxSetup(Context &ctx, PeerInfo &self) {
   return Status::Ok;
 }
 
-Status ucxConnect(Context &ctx, const PeerInfo *all) {
+Status ucxConnect(PeerLinks &ctx, const PeerInfo *all) {
   UcxState &st = *stateOf(ctx);
   std::vector<int> remote;
   for (int p = 0; p < ctx.nranks; ++p)
@@ -450,7 +450,7 @@ Status ucxConnect(Context &ctx, const PeerInfo *all) {
 // So every endpoint is connected here, while every rank of the communicator
 // is in this call: each flushes its endpoints, then keeps progressing until
 // a non-blocking barrier says every rank is done with its own.
-Status ucxPostConnect(Context &ctx) {
+Status ucxPostConnect(PeerLinks &ctx) {
   UcxState &st = *stateOf(ctx);
   std::vector<std::pair<int, ucs_status_ptr_t>> flushes;
   for (int p = 0; p < ctx.nranks; ++p) {
@@ -524,7 +524,7 @@ Status ucxPostConnect(Context &ctx) {
 // CHORUS_TIMEOUT, so a rank whose collective failed still comes.  Only a
 // failed endpoint skips it: its peer is dead or unreachable, and then the
 // barrier cannot complete on any rank.
-void ucxBeginFree(Context &ctx) {
+void ucxBeginFree(PeerLinks &ctx) {
   UcxState *st = stateOf(ctx);
   // A context that failed to set up is freed on its own ranks only.
   if (!st || !st->worker || !ctx.established || st->closingStarted) return;
@@ -558,7 +558,7 @@ void waitForClosingBarrier(UcxState &st, int64_t timeoutNs) {
   }
 }
 
-Status ucxFree(Context &ctx) {
+Status ucxFree(PeerLinks &ctx) {
   UcxState *st = stateOf(ctx);
   if (!st) return Status::Ok;
   char text[256];
