@@ -50,6 +50,8 @@ void destroy(Context *ctx) {
 #ifdef CHORUS_HAVE_CUDA
   cudaDetach(ctx->cuda);
 #endif
+  // A peer still waiting in a collective on it names this rank as gone, not late (fault.cc).
+  __atomic_store_n(&ctx->status->state, uint64_t(TraceState::Released), __ATOMIC_RELEASE);
   traceDetach(ctx->trace);  // first: a SIGUSR1 from now on skips this context
   if (ctx->stats) statsPrint(*ctx->stats, ctx->trace.commId, ctx->rank, ctx->nranks);
   if (ctx->checkComm != MPI_COMM_NULL) MPI_Comm_free(&ctx->checkComm);
@@ -222,10 +224,13 @@ Status agree(Context &ctx, Status s) {
 }
 
 // A number for the communicator, equal on all its ranks (trace files name
-// it): one past the largest any member has used.
+// it): one past the largest any member has used.  The same reduction
+// agrees the trace files' job id, which a launcher may not give (trace.h).
 Status agreeCommId(Context &ctx, int *id) {
-  const int mine = g_nextCommId.load();
-  CHORUS_MPICHECK(MPI_Allreduce(&mine, id, 1, MPI_INT, MPI_MAX, ctx.comm));
+  uint64_t mine[2] = {uint64_t(g_nextCommId.load()), traceJobProposal()}, agreed[2];
+  CHORUS_MPICHECK(MPI_Allreduce(mine, agreed, 2, MPI_UINT64_T, MPI_MAX, ctx.comm));
+  *id = int(agreed[0]);
+  traceJobAgreed(agreed[1]);
   int seen = g_nextCommId.load();
   while (seen < *id + 1 && !g_nextCommId.compare_exchange_weak(seen, *id + 1)) {
   }

@@ -1,5 +1,7 @@
 #include "core/log.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -30,6 +32,30 @@ const char *statusName(Status s) {
     case Status::DataCorrupt: return "a message arrived corrupted";
   }
   return "unknown status";
+}
+
+int openOwnFile(const char *path, bool append) {
+  // O_NONBLOCK: opening a FIFO someone planted would otherwise wait for a
+  // reader.  No O_TRUNC: a file is emptied only once it is known ours.
+  const int flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | (append ? O_APPEND : 0);
+  const int fd = open(path, flags, 0600);
+  if (fd < 0) {
+    if (errno == ENXIO) errno = EPERM;  // a FIFO without a reader, or a device: not a regular file
+    return -1;
+  }
+  struct stat st;
+  int err = 0;
+  if (fstat(fd, &st) != 0) err = errno;
+  else if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1) err = EPERM;
+  else if (fcntl(fd, F_SETFL, append ? O_APPEND : 0) != 0) err = errno;
+  else if (!append && ftruncate(fd, 0) != 0) err = errno;
+  if (!err) fchmod(fd, 0600);  // an older file of ours; some file systems cannot, which is no reason to fail
+  if (err) {
+    close(fd);
+    errno = err;
+    return -1;
+  }
+  return fd;
 }
 
 namespace {
@@ -90,8 +116,21 @@ FILE *openLogFile(const char *pattern) {
       path += *p;
     }
   }
-  FILE *f = fopen(path.c_str(), "a");
-  return f ? f : stderr;
+  // Appended to, as several processes may share one file; but never
+  // through a link nor into a file of another user (see openOwnFile).
+  const int fd = openOwnFile(path.c_str(), true);
+  FILE *f = fd >= 0 ? fdopen(fd, "a") : nullptr;
+  if (f) return f;
+  const int err = errno;
+  if (fd >= 0) close(fd);
+  // Not CHORUS_WARN: the logger is being set up.
+  char host[64] = "";
+  gethostname(host, sizeof host - 1);
+  fprintf(stderr, "%s:%d [rank -1] CHORUS WARN log.cc:%d openLogFile(): CHORUS_DEBUG_FILE = %s: cannot write %s: %s; "
+                  "logging to standard error\n", host, int(getpid()), __LINE__, pattern, path.c_str(),
+          err == ELOOP ? "it is a symbolic link" : err == EPERM ? "not a regular file of this user with one link"
+                                                                : strerror(err));
+  return stderr;
 }
 
 // Set once the settings are read.  logEnabled runs on every collective, and

@@ -21,6 +21,16 @@ enum LogSubsys : unsigned {
 // Set once the world rank is known, so that every line names its rank.
 void logSetRank(int worldRank);
 bool logEnabled(LogLevel level, unsigned subsys);
+
+// Open `path` for writing as this process's own file: created mode 0600
+// if absent, never through a symbolic link (O_NOFOLLOW), never a FIFO or
+// device (opened without blocking, then checked), never a file another user
+// owns or one with a second hard link; an existing file of ours is reused
+// (emptied unless `append`).  Returns the descriptor, or -1 with errno
+// (ELOOP: a link; EPERM: not ours, not regular or linked twice; or open's).
+// Async-signal-safe: the flight recorder's dump uses it in a handler.  The
+// default names in /tmp are predictable, and ranks may run as root.
+int openOwnFile(const char *path, bool append);
 void logPrint(LogLevel level, unsigned subsys, const char *file, int line, const char *func,
               const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 

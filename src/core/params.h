@@ -45,7 +45,8 @@ enum class ParamScope { Local, Agreed };
   X(DebugSubsys, List, Local, "CHORUS_DEBUG_SUBSYS", "ALL", "ALL,INIT,COLL,TRANSPORT,TUNE,TOPO,NET,CUDA", \
     "Comma-separated subsystems whose INFO/TRACE lines are printed; ^ in front excludes them.")    \
   X(DebugFile, Choice, Local, "CHORUS_DEBUG_FILE", "", "",                                               \
-    "Write logs to this file instead of stderr; %h is replaced by the host name, %p by the pid.") \
+    "Write logs to this file instead of stderr (appended to; never through a link nor into a "    \
+    "file of another user); %h is replaced by the host name, %p by the pid.")                     \
   X(Timeout, Integer, Local, "CHORUS_TIMEOUT", "300", "0..86400",                                        \
     "Seconds a rank waits for a peer before the collective fails with an error naming the peer "  \
     "and step (0 waits forever).")                                                                \
@@ -81,9 +82,10 @@ enum class ParamScope { Local, Agreed };
     "Collectives each communicator's flight recorder keeps (0: none). The recorder is written "   \
     "to CHORUS_TRACE_FILE when a collective fails, on SIGUSR1 and on MPIX_Comm_gpu_trace_dump; "  \
     "chorus_trace reads the files of all ranks.")                                                 \
-  X(TraceFile, Choice, Local, "CHORUS_TRACE_FILE", "/tmp/chorus-trace-%h-%p.txt", "",                    \
-    "Where this process writes its flight recorder; %h is replaced by the host name, %p by the "  \
-    "pid, %r by the rank in MPI_COMM_WORLD.")                                                     \
+  X(TraceFile, Choice, Local, "CHORUS_TRACE_FILE", "/tmp/chorus-trace-%j-%h-%p.txt", "",                 \
+    "Where this process writes its flight recorder (mode 0600; never through a link nor over a "  \
+    "file of another user); %j is replaced by the job id (the launcher's, else agreed by the "    \
+    "ranks), %h by the host name, %p by the pid, %r by the rank in MPI_COMM_WORLD.")             \
   X(Check, Integer, Agreed, "CHORUS_CHECK", "0", "0..1",                                                  \
     "1: before any data moves, compare every collective's call (collective, count, type, op, "    \
     "root, sequence number) across the communicator, and fail on every rank with an error naming "\

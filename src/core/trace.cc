@@ -2,13 +2,16 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <type_traits>
 
 #include "core/log.h"
@@ -23,13 +26,25 @@ namespace {
 constexpr int kMaxRecorders = 256;
 std::atomic<FlightRecorder *> g_recorders[kMaxRecorders];
 
+constexpr uint64_t kAgreedBit = uint64_t(1) << 63;
+
 struct TraceConfig {
   uint32_t depth = 0;
-  char path[512] = "";  // expanded once: the handler cannot call gethostname
+  // Expanded at start, or once the job id is agreed: the handler cannot
+  // call gethostname.  Empty until then; a name that does not fit is
+  // refused (tooLong), never cut.
+  char path[kTracePathMax + 1] = "";
+  bool tooLong = false;
+  size_t tooLongBytes = 0;     // what the name would have taken
+  const char *pattern = "";
   char host[64] = "";
+  char job[72] = "";           // letters, digits and ._-@+ only: it goes into file names
+  const char *jobFrom = "";    // pmix, ompi, slurm or agreed
+  uint64_t agreedJob = 0;      // kAgreedBit | the value, once agreed
   int worldRank = -1;
 };
 TraceConfig g_config;
+std::mutex g_jobMutex;  // contexts may be set up in several threads at once
 
 // Appends text and numbers to a fixed buffer and hands it to write(2): the
 // formatting of printf is not async-signal-safe.
@@ -72,14 +87,16 @@ class LineWriter {
   }
   void flush() {
     size_t done = 0;
-    while (done < len_) {
+    while (done < len_ && error_ == 0) {
       const ssize_t n = write(fd_, buf_ + done, len_ - done);
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      done += size_t(n);
+      if (n <= 0) error_ = n < 0 ? errno : EIO;
+      else done += size_t(n);
     }
     len_ = 0;
   }
+  // The first write's errno (ENOSPC on a full disk), 0 when all went out.
+  int error() const { return error_; }
 
  private:
   void put(char c) {
@@ -87,6 +104,7 @@ class LineWriter {
     buf_[len_++] = c;
   }
   int fd_;
+  int error_ = 0;
   size_t len_ = 0;
   char buf_[4096];
 };
@@ -116,6 +134,77 @@ void copyText(char *to, size_t size, const char *from) {
   size_t i = 0;
   for (; size > 0 && i + 1 < size && from[i]; ++i) to[i] = from[i];
   if (size > 0) to[i] = '\0';
+}
+
+// Keeps what a file name may safely hold; the launcher's text is not ours.
+void setJob(const char *id, const char *from) {
+  size_t n = 0;
+  for (; id[n] && n + 1 < sizeof g_config.job; ++n) {
+    const char c = id[n];
+    const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("._-@+", c);
+    g_config.job[n] = safe ? c : '_';
+  }
+  g_config.job[n] = '\0';
+  g_config.jobFrom = from;
+}
+
+// The launcher's job id, where it exports one that differs between two
+// runs: PMIx (Open MPI 4 and 5, Slurm's --mpi=pmix, MPICH built with PMIx),
+// Open MPI's own, Slurm's job and step (a job id alone is shared by every
+// step of an allocation).  MPICH's hydra exports none: agreed then.
+void readLauncherJob() {
+  if (const char *ns = getenv("PMIX_NAMESPACE"); ns && *ns) return setJob(ns, "pmix");
+  if (const char *id = getenv("OMPI_MCA_ess_base_jobid"); id && *id) return setJob(id, "ompi");
+  const char *job = getenv("SLURM_JOB_ID"), *step = getenv("SLURM_STEP_ID");
+  if (job && *job && step && *step) {
+    char both[72];
+    snprintf(both, sizeof both, "slurm%s.%s", job, step);
+    setJob(both, "slurm");
+  }
+}
+
+// Expands the pattern into g_config.path; false (and no path) when it
+// needs the job id and there is none yet.
+bool expandPath() {
+  const char *pattern = g_config.pattern;
+  if (strstr(pattern, "%j") && !g_config.job[0]) return false;
+  char out[sizeof g_config.path];
+  size_t len = 0;
+  bool tooLong = false;
+  size_t full = 0;
+  auto append = [&](const char *s) {
+    for (; *s; ++s, ++full) {
+      if (len + 1 < sizeof out) out[len++] = *s;
+      else tooLong = true;
+    }
+  };
+  char number[32];
+  for (const char *p = pattern; *p; ++p) {
+    if (p[0] == '%' && (p[1] == 'h' || p[1] == 'p' || p[1] == 'r' || p[1] == 'j')) {
+      if (p[1] == 'h') {
+        append(g_config.host);
+      } else if (p[1] == 'j') {
+        append(g_config.job);
+      } else {
+        snprintf(number, sizeof number, "%d", p[1] == 'p' ? int(getpid()) : g_config.worldRank);
+        append(number);
+      }
+      ++p;
+    } else {
+      const char one[2] = {*p, '\0'};
+      append(one);
+    }
+  }
+  out[len] = '\0';
+  g_config.tooLong = tooLong;
+  g_config.tooLongBytes = full;
+  if (tooLong) {
+    CHORUS_WARN("CHORUS_TRACE_FILE expands to a name of %zu characters, longer than %zu: no flight recorder file "
+                "will be written (set a shorter one); it starts %.60s", full, kTracePathMax, pattern);
+    return true;
+  }
+  memcpy(g_config.path, out, len + 1);
+  return true;
 }
 
 void onSignal(int) {
@@ -148,6 +237,7 @@ const char *traceStateName(TraceState s) {
     case TraceState::Running: return "running";
     case TraceState::Done: return "done";
     case TraceState::Failed: return "failed";
+    case TraceState::Released: return "released";
   }
   return "?";
 }
@@ -167,29 +257,42 @@ void traceInit(int worldRank) {
   g_config.depth = depth > 0 ? uint32_t(depth) : 0;
   g_config.worldRank = worldRank;
   gethostname(g_config.host, sizeof g_config.host - 1);
-  const char *pattern = paramString(ParamId::TraceFile);
-  size_t len = 0;
-  auto append = [&](const char *s) {
-    while (*s && len + 1 < sizeof g_config.path) g_config.path[len++] = *s++;
-  };
-  char number[32];
-  for (const char *p = pattern; *p; ++p) {
-    if (p[0] == '%' && (p[1] == 'h' || p[1] == 'p' || p[1] == 'r')) {
-      if (p[1] == 'h') {
-        append(g_config.host);
-      } else {
-        snprintf(number, sizeof number, "%d", p[1] == 'p' ? int(getpid()) : worldRank);
-        append(number);
-      }
-      ++p;
-    } else {
-      const char one[2] = {*p, '\0'};
-      append(one);
-    }
+  g_config.pattern = paramString(ParamId::TraceFile);
+  readLauncherJob();
+  if (g_config.depth > 0) {
+    expandPath();
+    installSignalHandler();
   }
-  g_config.path[len] = '\0';
-  if (g_config.depth > 0) installSignalHandler();
 }
+
+uint64_t traceJobProposal() {
+  std::lock_guard<std::mutex> lock(g_jobMutex);
+  if (g_config.agreedJob) return g_config.agreedJob;
+  if (g_config.job[0]) return 0;  // the launcher's: the value is not used
+  // Unique enough among the jobs one machine keeps files of: host, pid, time.
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  auto mix = [&h](uint64_t v) {
+    for (int i = 0; i < 8; ++i, v >>= 8) h = (h ^ (v & 0xff)) * 1099511628211ull;
+  };
+  for (const char *c = g_config.host; *c; ++c) mix(uint64_t(uint8_t(*c)));
+  mix(uint64_t(getpid()));
+  mix(uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec));
+  return h & ~kAgreedBit;
+}
+
+void traceJobAgreed(uint64_t agreed) {
+  std::lock_guard<std::mutex> lock(g_jobMutex);
+  if (g_config.agreedJob || g_config.job[0]) return;
+  g_config.agreedJob = agreed | kAgreedBit;
+  char id[24];
+  snprintf(id, sizeof id, "%012llx", (unsigned long long)(agreed & 0xffffffffffffull));
+  setJob(id, "agreed");
+  if (g_config.depth > 0) expandPath();
+}
+
+const char *traceJobId() { return g_config.job; }
 
 void traceAttach(FlightRecorder &rec, int commId, int rank, int nranks) {
   rec.commId = commId;
@@ -218,18 +321,44 @@ void traceDetach(FlightRecorder &rec) {
 }
 
 bool traceDump(const char *why, char *path, size_t pathBytes) {
-  copyText(path, pathBytes, g_config.path);
-  if (g_config.depth == 0 || !g_config.path[0]) return false;
-  const int fd = open(g_config.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  copyText(path, pathBytes, g_config.path[0] ? g_config.path : g_config.pattern);
+  if (g_config.tooLong && pathBytes > 64) {
+    // Shown in an error message: its start and its length, not 511 characters of it.
+    size_t n = 0;
+    for (; n < 40 && g_config.pattern[n]; ++n) path[n] = g_config.pattern[n];
+    char tail[48] = " ... (";
+    size_t t = strlen(tail);
+    char digits[24];
+    int d = 0;
+    size_t v = g_config.tooLongBytes;
+    do digits[d++] = char('0' + v % 10); while ((v /= 10) != 0);
+    while (d > 0) tail[t++] = digits[--d];
+    copyText(tail + t, sizeof tail - t, " characters)");
+    copyText(path + n, pathBytes - n, tail);
+  }
+  if (g_config.depth == 0 || !g_config.path[0]) {
+    errno = g_config.tooLong ? ENAMETOOLONG : ENOENT;
+    return false;
+  }
+  const int fd = openOwnFile(g_config.path, false);
   if (fd < 0) return false;
+  int err = 0;
   {
     LineWriter w(fd);
-    w.text("# chorus flight recorder v1").field("host", g_config.host).field("pid", int(getpid()));
+    w.text("# chorus flight recorder v2").field("job", g_config.job).field("job_from", g_config.jobFrom);
+    w.field("host", g_config.host).field("pid", int(getpid())).field("uid", uint32_t(geteuid()));
     w.field("world_rank", g_config.worldRank).field("time_us", traceNowUs()).text(" reason: ").text(why).text("\n");
     for (int i = 0; i < kMaxRecorders; ++i)
       if (const FlightRecorder *rec = g_recorders[i].load()) writeRecorder(w, *rec);
+    w.text("# end\n");
+    w.flush();
+    err = w.error();
   }
-  close(fd);
+  if (close(fd) != 0 && err == 0) err = errno;  // NFS reports a full disk here
+  if (err) {
+    errno = err;
+    return false;
+  }
   return true;
 }
 

@@ -27,14 +27,19 @@ bool processDead(int32_t pid) {
 
 void describeCause(const PeerLinks &ctx, uint64_t seq, char *out, size_t size) {
   std::string causes;
-  char one[96];
+  char one[128];
   for (int p = 0; p < ctx.nranks; ++p) {
     if (p == ctx.rank) continue;
     const RankStatus *st = size_t(p) < ctx.peerStatus.size() ? ctx.peerStatus[size_t(p)] : nullptr;
     const unsigned long long at = st ? __atomic_load_n(&st->seq, __ATOMIC_ACQUIRE) : 0;
     const int32_t pid = size_t(p) < ctx.watchedPids.size() ? ctx.watchedPids[size_t(p)] : 0;
     one[0] = '\0';
-    if (pid > 0 && processDead(pid)) {
+    const bool released =
+        st && at < seq && __atomic_load_n(&st->state, __ATOMIC_ACQUIRE) == uint64_t(TraceState::Released);
+    if (released) {  // and may have exited since: not a death
+      snprintf(one, sizeof one, "rank %d released the communicator before entering it (its last was #%llu; "
+               "MPI_Comm_free or MPI_Finalize)", p, at);
+    } else if (pid > 0 && processDead(pid)) {
       if (!st) snprintf(one, sizeof one, "rank %d died", p);
       else if (at < seq) snprintf(one, sizeof one, "rank %d died before entering it (its last was #%llu)", p, at);
       else snprintf(one, sizeof one, "rank %d died in it", p);
