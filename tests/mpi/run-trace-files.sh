@@ -13,6 +13,8 @@
 #   limits   a dump is mode 0600 and whole; past the file size limit it fails.
 #   release  rank 1 finalizes while rank 0 waits: rank 0's error and
 #            chorus_trace's verdict say that rank 1 released the communicator.
+#   agreed   no launcher job id (removed before the first Chorus call): the
+#            ranks agree on one, in every file's header and name.
 mode=$1
 . "$(dirname "$0")/launch-common.sh"
 launch_prepare test_trace_files
@@ -59,8 +61,11 @@ case $mode in
     TEST_EXPECT_0="File name too long" TEST_EXPECT_1="File name too long"
     export TEST_EXPECT_0 TEST_EXPECT_1
     prog=refuse ;;
+  agreed)
+    CHORUS_TRACE_FILE=$dir/trace-%j-%r.txt
+    prog=agreed ;;
   limits|release) prog=$mode ;;
-  *) echo "usage: run-trace-files.sh links|foreign|long|limits|release"; exit 99 ;;
+  *) echo "usage: run-trace-files.sh links|foreign|long|limits|release|agreed"; exit 99 ;;
 esac
 log=$dir/run.out
 timeout --kill-after=10 60 "$mpirun" -np 2 $flags ./test_trace_files "$prog" </dev/null >"$log" 2>&1
@@ -91,6 +96,13 @@ case $mode in
     for f in trace-0.txt trace-1.txt debug.txt; do intact "$dir/$f" nobody "$f, owned by nobody"; done
     grep -q "CHORUS WARN.*CHORUS_DEBUG_FILE = $dir/debug.txt: cannot write" "$log" ||
       { echo "FAIL: no warning that the debug file is not ours"; exit 1; } ;;
+  agreed)
+    command -v python3 >/dev/null 2>&1 || { echo "skipped: chorus_trace needs python3"; exit 77; }
+    python3 "$(dirname "$0")/../../tools/chorus_trace" "$dir/trace-*.txt" >"$dir/verdict.out" 2>&1
+    trc=$?
+    cat "$dir/verdict.out"
+    [ "$trc" -eq 0 ] && grep -q "^job [0-9a-f]\{12\}: 2 files$" "$dir/verdict.out" ||
+      { echo "FAIL: chorus_trace did not read both files as one job (exit $trc)"; exit 1; } ;;
   long)
     grep -q "CHORUS WARN.*CHORUS_TRACE_FILE expands to a name of [0-9]* characters, longer than 511" "$log" ||
       { echo "FAIL: no warning at start about the long name"; exit 1; }

@@ -11,11 +11,17 @@
 //   release  rank 1 calls MPI_Finalize after 3 allreduces; rank 0 calls a
 //            4th, which must fail within CHORUS_TIMEOUT with an error saying
 //            that rank 1 released the communicator.
+//   agreed   the launcher's job ids are removed from the environment before
+//            the first Chorus call: the ranks must agree on one (12 hex
+//            digits, job_from=agreed), the same in every file and name
+//            (CHORUS_TRACE_FILE holds %j).
 #include <mpi.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <dirent.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -102,6 +108,48 @@ std::string release(MPI_Comm c, int rank) {
   return "";
 }
 
+// The field `key` of the header line of `path`.
+std::string headerField(const std::string &path, const std::string &key) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  const size_t at = line.find(" " + key + "=");
+  if (at == std::string::npos) return "";
+  const size_t from = at + key.size() + 2;
+  return line.substr(from, line.find(' ', from) - from);
+}
+
+std::string agreed(MPI_Comm c, int rank, int size) {
+  const int rc = MPIX_Comm_gpu_trace_dump(c);
+  if (rc != MPI_SUCCESS) return "the dump failed: " + errorText(rc);
+  std::string pattern = std::getenv("CHORUS_TRACE_FILE");
+  const size_t slash = pattern.rfind('/');
+  const std::string dir = pattern.substr(0, slash), suffix = "-" + std::to_string(rank) + ".txt";
+  std::string path;
+  if (DIR *d = opendir(dir.c_str())) {
+    while (dirent *e = readdir(d)) {
+      const std::string name = e->d_name;
+      if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+        path = dir + "/" + name;
+    }
+    closedir(d);
+  }
+  if (path.empty()) return "no file ending in " + suffix + " in " + dir;
+  const std::string job = headerField(path, "job"), from = headerField(path, "job_from");
+  if (from != "agreed") return path + " says job_from=" + from + ", not agreed";
+  if (job.size() != 12 || job.find_first_not_of("0123456789abcdef") != std::string::npos)
+    return path + ": job=" + job + " is not 12 hex digits";
+  if (path.find("-" + job + "-") == std::string::npos) return "the name " + path + " lacks the job " + job;
+  char mine[16] = "", all[64][16];
+  if (size > 64) return "at most 64 ranks";
+  snprintf(mine, sizeof mine, "%s", job.c_str());
+  MPI_Allgather(mine, sizeof mine, MPI_CHAR, all, sizeof mine, MPI_CHAR, MPI_COMM_WORLD);
+  for (int r = 0; r < size; ++r)
+    if (job != all[r]) return "rank " + std::to_string(r) + " has job " + all[r] + ", this rank " + job;
+  printf("rank %d: agreed job %s in %s\n", rank, job.c_str(), path.c_str());
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -110,6 +158,9 @@ int main(int argc, char **argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "agreed")  // as under a launcher that exports no job id (MPICH's hydra)
+    for (const char *name : {"PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID", "SLURM_STEP_ID"})
+      unsetenv(name);
   MPI_Comm c;
   MPI_Comm_dup(MPI_COMM_WORLD, &c);
   MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
@@ -123,8 +174,10 @@ int main(int argc, char **argv) {
     failure = limits(c, rank);
   } else if (mode == "release" && size == 2) {
     failure = release(c, rank);
+  } else if (mode == "agreed") {
+    failure = agreed(c, rank, size);
   } else {
-    failure = "usage: test_trace_files refuse|limits|release (release on 2 ranks)";
+    failure = "usage: test_trace_files refuse|limits|release|agreed (release on 2 ranks)";
   }
   if (failure.empty()) printf("PASS rank %d: %s\n", rank, mode.c_str());
   else printf("FAIL rank %d: %s: %s\n", rank, mode.c_str(), failure.c_str());
