@@ -12,16 +12,12 @@
 #include <vector>
 
 #include "chorus.h"
-#include "error_text.h"
+#include "rank_test.h"
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  MPI_Comm c;
-  MPI_Comm_dup(MPI_COMM_WORLD, &c);
-  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  initRanks(&argc, &argv, &rank, &size);
+  MPI_Comm c = dupReturningErrors();
   std::string failure;
   auto expectSum = [&](const char *what) {
     std::vector<int> in(20, rank + 1), out(20, 0);
@@ -77,11 +73,10 @@ int main(int argc, char **argv) {
       failure = "the empty-call mismatch error does not name both calls: " + text;
   }
   expectSum("after the mismatches");
-  printf("%s rank %d: %s\n", failure.empty() ? "PASS" : "FAIL", rank,
-         failure.empty() ? "the three mismatches named on this rank, the communicator works after them" : failure.c_str());
-  fflush(stdout);
+  const int status =
+      reportRank(rank, failure, "the three mismatches named on this rank, the communicator works after them");
   MPIX_Comm_gpu_free(c);  // prints the statistics: 3 allreduces (1 failed), 1 bcast (failed)
   MPI_Comm_free(&c);
   MPI_Finalize();
-  return failure.empty() ? 0 : 1;
+  return status;
 }

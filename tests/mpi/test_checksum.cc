@@ -22,7 +22,7 @@
 
 #include "chorus.h"
 #include "comm/context.h"
-#include "error_text.h"
+#include "rank_test.h"
 
 namespace {
 
@@ -95,9 +95,7 @@ void corruptNextToRank1(MPI_Comm c) {
 
 // Rank 0 broadcasts `n` ints whose first message to rank 1 is corrupted.
 void corruptedBcast(int n, const char *kind) {
-  MPI_Comm c;
-  MPI_Comm_dup(MPI_COMM_WORLD, &c);
-  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  MPI_Comm c = dupReturningErrors();
   const std::string what = std::string("corrupted bcast of ") + std::to_string(n) + " ints (" + kind + ")";
   std::vector<int> buf(size_t(n), rank == 0 ? 12345 : -7);
   if (MPIX_Barrier_gpu(c) != MPI_SUCCESS) fail(what + ": the warm-up barrier failed");
@@ -130,9 +128,7 @@ void corruptedBcast(int n, const char *kind) {
 // fails naming the link, and no rank returns success with a wrong sum
 // (rank 0 then waits for rank 1 until CHORUS_TIMEOUT).
 void corruptedAllreduce(int n) {
-  MPI_Comm c;
-  MPI_Comm_dup(MPI_COMM_WORLD, &c);
-  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  MPI_Comm c = dupReturningErrors();
   std::vector<int> in(size_t(n), rank + 1), out(size_t(n), 0);
   if (MPIX_Barrier_gpu(c) != MPI_SUCCESS) fail("allreduce: the warm-up barrier failed");
   corruptNextToRank1(c);
@@ -155,12 +151,8 @@ void corruptedAllreduce(int n) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  MPI_Comm c;
-  MPI_Comm_dup(MPI_COMM_WORLD, &c);
-  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  initRanks(&argc, &argv, &rank, &size);
+  MPI_Comm c = dupReturningErrors();
   // Empty, inline (<= 448 B), one small slot, several full slots.
   for (int n : {0, 1, 13, 112, 1000, 5000, 70001, 300000}) checkCollectives(c, n);
   checkSegmentsUnlinked(c);
@@ -171,8 +163,7 @@ int main(int argc, char **argv) {
     corruptedBcast(16, "inline");
     corruptedAllreduce(1 << 18);
   }
-  printf("%s rank %d%s%s\n", failure.empty() ? "PASS" : "FAIL", rank, failure.empty() ? "" : ": ", failure.c_str());
-  fflush(stdout);
+  const int status = reportRank(rank, failure, "");
   MPI_Finalize();
-  return failure.empty() ? 0 : 1;
+  return status;
 }

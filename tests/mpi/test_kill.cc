@@ -18,15 +18,12 @@
 #include <vector>
 
 #include "chorus.h"
+#include "rank_test.h"
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  MPI_Comm c;
-  MPI_Comm_dup(MPI_COMM_WORLD, &c);
-  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  initRanks(&argc, &argv, &rank, &size);
+  MPI_Comm c = dupReturningErrors();
   const char *t = std::getenv("CHORUS_TIMEOUT");
   const double timeout = t ? std::atof(t) : 300;
   // CHORUS_TEST_VICTIM=none: nobody dies (the job run-kill.sh starts right
@@ -67,13 +64,9 @@ int main(int argc, char **argv) {
       }
       continue;
     }
-    char msg[MPI_MAX_ERROR_STRING] = "";
-    int len = 0;
-    MPI_Error_string(rc, msg, &len);
-    const std::string text(msg, size_t(len));
+    const std::string text = errorText(rc);
     const std::string dead = "rank " + std::to_string(victim) + " (pid ";
-    const bool namesRank = within > 0 ? text.find(dead) != std::string::npos && text.find("died") != std::string::npos
-                                      : text.find("rank ") != std::string::npos;
+    const bool namesRank = within > 0 ? contains(text, dead) && contains(text, "died") : contains(text, "rank ");
     const bool inTime = within > 0 ? waited < within : waited < timeout + 10;
     const bool ok = round == 5 && namesRank && inTime;
     printf("%s rank %d: allreduce %d failed after %.1f s: %s\n", ok ? "PASS" : "FAIL", rank, round, waited,

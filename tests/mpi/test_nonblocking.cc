@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "chorus.h"
-#include "error_text.h"
+#include "rank_test.h"
 
 namespace {
 

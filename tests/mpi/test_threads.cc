@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "chorus.h"
-#include "error_text.h"
+#include "rank_test.h"
 
 namespace {
 

@@ -1,0 +1,48 @@
+// What the small multi-rank test programs share (test_check, test_checksum,
+// test_kill, test_nonblocking, ...): they print one PASS or FAIL line per
+// rank, which their run-*.sh script counts, instead of using Boost.Test,
+// because a test that breaks a communicator on purpose cannot trust
+// collective assertions afterwards.  Header-only: these programs do not
+// link the Boost-based harness (harness.h).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdio>
+#include <string>
+
+// An error's text as MPI_Error_string gives it (Chorus registers its own).
+inline std::string errorText(int rc) {
+  char msg[MPI_MAX_ERROR_STRING] = "";
+  int len = 0;
+  MPI_Error_string(rc, msg, &len);
+  return std::string(msg, size_t(len));
+}
+
+inline bool contains(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
+
+// MPI_Init, then this rank and the world's size.
+inline void initRanks(int *argc, char ***argv, int *rank, int *size) {
+  MPI_Init(argc, argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  MPI_Comm_size(MPI_COMM_WORLD, size);
+}
+
+// A duplicate of the world whose errors come back as return codes (the
+// tests assert on them; the default handler would abort the job).
+inline MPI_Comm dupReturningErrors() {
+  MPI_Comm c;
+  MPI_Comm_dup(MPI_COMM_WORLD, &c);
+  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  return c;
+}
+
+// This rank's one line, "PASS rank R: what" or "FAIL rank R: failure"
+// (":" and `what` left out when `what` is empty), flushed before the job
+// can end; returns the exit status.
+inline int reportRank(int rank, const std::string &failure, const std::string &what) {
+  const std::string &text = failure.empty() ? what : failure;
+  printf("%s rank %d%s%s\n", failure.empty() ? "PASS" : "FAIL", rank, text.empty() ? "" : ": ", text.c_str());
+  fflush(stdout);
+  return failure.empty() ? 0 : 1;
+}
