@@ -18,8 +18,8 @@ header() {  # job rank time reason
 job_file() {  # job rank count-at-#4 time
   { header "$1" "$2" "$4" SIGUSR1
     echo "comm=3 rank=$2 nranks=3 depth=64"
-    for s in 1 2 3; do entry "$2" $s 8 done; done
-    entry "$2" 4 "$3" done
+    for s in 1 2 3; do entry "$2" $s 8 "done"; done
+    entry "$2" 4 "$3" "done"
     echo "# end"; } >"$dir/trace-$1-$2.txt"
 }
 run() {  # expected-exit args...: runs chorus_trace, output in $dir/out
@@ -58,15 +58,15 @@ if grep -q "two files" "$dir/out"; then echo "FAIL: one file counted twice"; exi
 # Malformed lines: reported by line, the rest read.
 { header 333 0 1 SIGUSR1
   echo "comm=3 rank=0 nranks=2 depth=64"
-  entry 0 1 8 done
+  entry 0 1 8 "done"
   echo "comm=3 rank=zero seq=2 coll=allreduce"
   echo "garbage"
-  entry 0 2 8 done
+  entry 0 2 8 "done"
   echo "# end"; } >"$dir/bad-0.txt"
 { header 333 1 1 SIGUSR1
   echo "comm=3 rank=1 nranks=2 depth=64"
-  entry 1 1 8 done
-  entry 1 2 8 done; } >"$dir/bad-1.txt"
+  entry 1 1 8 "done"
+  entry 1 2 8 "done"; } >"$dir/bad-1.txt"
 printf '\377\376 binary \000 junk\n' >"$dir/bad-2.txt"
 run 0 "$dir/bad-*.txt"
 expect "$dir/bad-0.txt:4: malformed line ignored"
@@ -77,7 +77,7 @@ expect "verdict: every rank finished allreduce #2; nothing in flight"
 # A rank that released the communicator, as its peer's error says.
 { header 444 0 1 "MPIX_Allreduce_gpu: #4: rank 1 released the communicator before entering it (its last was #3; MPI_Comm_free or MPI_Finalize); rank 0 timed out"
   echo "comm=3 rank=0 nranks=2 depth=64"
-  for s in 1 2 3; do entry 0 $s 8 done; done
+  for s in 1 2 3; do entry 0 $s 8 "done"; done
   entry 0 4 8 failed
   echo "# end"; } >"$dir/rel-0.txt"
 run 1 "$dir/rel-0.txt"

@@ -68,6 +68,7 @@ case $mode in
   *) echo "usage: run-trace-files.sh links|foreign|long|limits|release|agreed"; exit 99 ;;
 esac
 log=$dir/run.out
+# shellcheck disable=SC2086,SC2154  # $flags are words; launch_prepare sets both
 timeout --kill-after=10 60 "$mpirun" -np 2 $flags ./test_trace_files "$prog" </dev/null >"$log" 2>&1
 rc=$?
 grep -E "^(PASS|FAIL|rank)" "$log"
