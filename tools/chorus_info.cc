@@ -6,6 +6,7 @@
 // it.  Runs without mpirun (MPI singleton); see man/chorus_info.1.  With
 // --topo it prints instead what Chorus reads of the node (CHORUS_TOPO_FILE
 // or this machine) and the rings and trees it would build (topo_print.cc).
+#include <dlfcn.h>
 #include <hwloc.h>
 #include <mpi.h>
 
@@ -19,6 +20,7 @@
 #include "api/predefined_types.h"
 #include "chorus.h"
 #include "core/params.h"
+#include "cuda/memtype.h"
 #include "topo_print.h"
 
 namespace {
@@ -27,15 +29,15 @@ constexpr int kWidth = 78;  // wrap help text to this many columns
 
 void usage(FILE *out) {
   fprintf(out,
-          "Usage: chorus_info [-h] [-s] [-t] [-d]\n"
-          "       chorus_info --topo [--json] [--layout N[xM]] [--channels C]\n"
-          "Print the Chorus version, build configuration, CHORUS_* settings and node\n"
-          "topology.  Runs without mpirun.\n"
+          "Usage: chorus_info [-h] [-V] [-s] [-d]\n"
+          "       chorus_info -t|--topo [--json] [--layout N[xM]] [--channels C]\n"
+          "Print the Chorus version, build configuration, GPU runtime state, CHORUS_*\n"
+          "settings, node topology and datatypes.  Runs without mpirun.\n"
           "  -s  settings only\n"
-          "  -t  topology only\n"
           "  -d  datatypes only: what each predefined MPI type does in Chorus\n"
-          "  -h  this help\n"
-          "  --topo          the GPUs, NICs, rings and trees Chorus sees and builds\n"
+          "  -V, --version   the version and build, then exit\n"
+          "  -h, --help      this help\n"
+          "  -t, --topo      the GPUs, NICs, rings and trees Chorus sees and builds\n"
           "                  (honours CHORUS_TOPO_FILE)\n"
           "  --json          with --topo: as JSON\n"
           "  --layout N[xM]  with --topo: N nodes of M ranks (default: 1 node, one\n"
@@ -72,6 +74,21 @@ const char *kindName(const chorus::ParamSpec &spec) {
   return "?";
 }
 
+// What this process finds at run time, which the build alone does not say:
+// a CUDA build on a machine without a driver runs on host buffers only.
+void printGpuRuntime() {
+  void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  const char *state = driver ? "present (libcuda.so.1)" : "absent (no libcuda.so.1)";
+#ifdef CHORUS_HAVE_CUDA
+  printf("#   CUDA driver : %s; %s\n", state,
+         chorus::cudaAvailable() ? "a GPU is usable: device buffers run on it"
+                                 : "no usable GPU: a device buffer is refused with an error");
+#else
+  printf("#   CUDA driver : %s; this build has no CUDA executor: a device buffer is refused with an error\n", state);
+#endif
+  if (driver) dlclose(driver);
+}
+
 void printBuild() {
   printf("# %s\n", MPIX_Gpu_version_string());
   printf("#\n# Build\n");
@@ -95,6 +112,7 @@ void printBuild() {
 #else
   printf("#   CUDA        : no (host buffers only)\n");
 #endif
+  printGpuRuntime();
 #ifdef CHORUS_HAVE_UCX
   printf("#   UCX         : yes (inter-node transport)\n");
 #else
@@ -228,28 +246,32 @@ void printDatatypes() {
 }  // namespace
 
 int main(int argc, char **argv) {
-  bool onlySettings = false, onlyTopology = false, onlyTypes = false, topo = false;
+  bool onlySettings = false, onlyTypes = false, topo = false, version = false;
+  const char *topoOnly = nullptr;  // the first option that means something only with --topo
   chorus_info::TopoRequest topoRequest;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
       usage(stdout);
       return 0;
+    } else if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version")) {
+      version = true;
     } else if (!strcmp(argv[i], "-s")) {
       onlySettings = true;
-    } else if (!strcmp(argv[i], "-t")) {
-      onlyTopology = true;
     } else if (!strcmp(argv[i], "-d")) {
       onlyTypes = true;
-    } else if (!strcmp(argv[i], "--topo")) {
+    } else if (!strcmp(argv[i], "-t") || !strcmp(argv[i], "--topo")) {
       topo = true;
     } else if (!strcmp(argv[i], "--json")) {
       topoRequest.json = true;
+      if (!topoOnly) topoOnly = argv[i];
     } else if (!strcmp(argv[i], "--layout") && i + 1 < argc) {
+      if (!topoOnly) topoOnly = argv[i];
       if (!chorus_info::parseLayout(argv[++i], &topoRequest)) {
         fprintf(stderr, "chorus_info: --layout '%s' is not N or NxM (nodes x ranks per node)\n", argv[i]);
         return 2;
       }
     } else if (!strcmp(argv[i], "--channels") && i + 1 < argc) {
+      if (!topoOnly) topoOnly = argv[i];
       topoRequest.channels = atoi(argv[++i]);
       if (topoRequest.channels < 1 || topoRequest.channels > 64) {
         fprintf(stderr, "chorus_info: --channels '%s' is not 1..64\n", argv[i]);
@@ -261,10 +283,18 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
+  if (topoOnly && !topo) {
+    fprintf(stderr, "chorus_info: %s works only with --topo (-t)\n", topoOnly);
+    return 2;
+  }
+  if (version) {
+    printf("%s\n", MPIX_Gpu_version_string());
+    return 0;
+  }
   // Rings and trees are pure functions of the topology: no MPI needed.
   if (topo) return chorus_info::printTopo(topoRequest);
-  bool all = !onlySettings && !onlyTopology && !onlyTypes;
-  bool build = all, settings = all || onlySettings, topology = all || onlyTopology, types = all || onlyTypes;
+  bool all = !onlySettings && !onlyTypes;
+  bool build = all, settings = all || onlySettings, topology = all, types = all || onlyTypes;
   // A singleton MPI process when started without mpirun.
   MPI_Init(&argc, &argv);
   if (build) printBuild();
