@@ -13,12 +13,11 @@
 #include "coll/checksum.h"
 #include "coll/functors.h"
 #include "coll/host_channel.h"
+#include "coll/prims_limits.h"
 #include "core/log.h"
 #include "transport/shm/cma.h"
 
 namespace chorus {
-
-constexpr int kMaxPrimPeers = 16;
 
 template <typename T, typename Func>
 class HostPrims {

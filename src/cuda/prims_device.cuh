@@ -42,7 +42,7 @@
 #include <cuda_runtime.h>
 
 #include "coll/functors.h"
-#include "coll/prims_host.h"  // kMaxPrimPeers
+#include "coll/prims_limits.h"
 #include "cuda/device_channel.h"
 #include "cuda/device_lang.h"
 #include "cuda/reduce_copy.cuh"
