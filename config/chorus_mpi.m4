@@ -74,7 +74,7 @@ AS_IF([test "$chorus_mpi_impl" = "Open MPI"], [
 #endif]], [])], [
     AC_LANG_CONFTEST([AC_LANG_SOURCE([[#include <mpi.h>
 chorus_mpich_version MPICH_VERSION]])])
-    chorus_mpich_version=`$CPP $CPPFLAGS conftest.$ac_ext 2>/dev/null |
+    chorus_mpich_version=`$CC -E $CPPFLAGS conftest.$ac_ext 2>/dev/null |
       sed -n 's/^chorus_mpich_version *"\(.*\)".*/\1/p'`
     chorus_mpi_impl="MPICH ${chorus_mpich_version:-(version unknown)}"
     rm -f conftest.$ac_ext])
@@ -134,15 +134,8 @@ AS_IF([test -z "$MPIEXEC"], [
 AS_IF([test -z "$MPIEXEC"],
   [AC_MSG_WARN([no mpiexec found: multi-rank tests cannot run])])
 
-# Flags for small runs on one node: Open MPI refuses more ranks than cores
-# without --oversubscribe, and 4.1's AVX op component saturates int8 sums.
-AC_ARG_VAR([MPIEXEC_FLAGS], [extra launcher flags for make check and perf])
-AS_IF([test -z "$MPIEXEC_FLAGS"], [
-  case $chorus_mpi_impl in
-    "Open MPI"*)
-      MPIEXEC_FLAGS="--oversubscribe --mca op ^avx"
-      AS_IF([test "`id -u 2>/dev/null`" = 0],
-            [MPIEXEC_FLAGS="$MPIEXEC_FLAGS --allow-run-as-root"]) ;;
-  esac
-])
+# No default launcher flags here: scripts/mpirun-flags.sh, which every test
+# and perf launcher sources, picks them for the launcher it finds (Open
+# MPI's and MPICH's differ); MPIEXEC_FLAGS only adds to them.
+AC_ARG_VAR([MPIEXEC_FLAGS], [extra launcher flags for make check and perf, after those scripts/mpirun-flags.sh picks])
 ])

@@ -36,16 +36,15 @@ tools=${TOOLS:-allreduce_perf reduce_perf broadcast_perf allgather_perf reduce_s
 timings=${TIMINGS:-back-to-back sync}
 ranges=${RANGES:--b 0 -e 0;-b 8 -e 16M -f 4;-b 16M -e 16M}
 ratio_from_tools=${RATIO_FROM_TOOLS:-allreduce_perf reduce_scatter_perf}
-mpirun=${MPIRUN:-mpirun}
 wrap=${WRAP:-}
-flags=${MPIRUN_FLAGS:-}
-if [ -z "$flags" ] && "$mpirun" --version 2>&1 </dev/null | grep -q "Open MPI"; then
-  # Ranks bound to cores (two per core at 4 ranks): unbound, two ranks of a
-  # 2-rank run can share a core for thousands of calls before the scheduler
-  # separates them, which made the first sizes' figures a matter of luck.
-  flags="--oversubscribe --bind-to core:overload-allowed --mca op ^avx"
-  [ "$(id -u)" = 0 ] && export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fi
+# The launcher and its flags: ../scripts/mpirun-flags.sh, here with ranks
+# bound to cores (two per core at 4 ranks): unbound, two ranks of a 2-rank
+# run can share a core for thousands of calls before the scheduler
+# separates them, which made the first sizes' figures a matter of luck.
+# MPIRUN_FLAGS, when set, replaces the flags.
+mpirun_bind=core:overload-allowed
+. "$here/../scripts/mpirun-flags.sh"
+flags=${MPIRUN_FLAGS:-$mpirun_flags}
 mkdir -p "$out"
 status=0
 for tool in $tools; do

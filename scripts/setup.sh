@@ -16,7 +16,8 @@ jobs=${CHORUS_JOBS:-2}
 
 packages=(build-essential g++ gfortran autoconf automake libtool pkg-config
           make cmake openmpi-bin libopenmpi-dev libhwloc-dev libucx-dev
-          libboost-test-dev groff-base mandoc gnuplot-nox python3 valgrind)
+          libboost-test-dev groff-base mandoc gnuplot-nox python3 valgrind
+          mpich libmpich-dev)  # the second MPI: scripts/test-mpich.sh
 
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then

@@ -12,8 +12,9 @@ np=$1
 prog=${2:-test_gpu}
 shift
 [ $# -gt 0 ] && shift
-mpirun=${MPIRUN:-mpirun}
-if ! command -v "$mpirun" >/dev/null 2>&1; then
+# The launcher and its flags: scripts/mpirun-flags.sh (MPIRUN_FLAGS added).
+. "$(dirname "$0")/../../scripts/mpirun-flags.sh"
+if [ "$mpirun_impl" = none ]; then
   echo "skipped: $mpirun not found"
   exit 77
 fi
@@ -21,11 +22,6 @@ if [ ! -x "./$prog" ]; then
   echo "skipped: ./$prog not built"
   [ -n "${CHORUS_GPU_MUST_RUN:-}" ] && exit 1
   exit 77
-fi
-flags=""
-if "$mpirun" --version 2>&1 </dev/null | grep -q "Open MPI\|OpenRTE"; then
-  flags="--oversubscribe --bind-to none --mca op ^avx"
-  [ "$(id -u)" = 0 ] && flags="$flags --allow-run-as-root"
 fi
 export CHORUS_TIMEOUT=${CHORUS_TIMEOUT:-120}
 # A build with the CPU emulation of CUDA (src/cuda/emu) gets two ranks per
@@ -44,7 +40,7 @@ if [ -n "${CHORUS_TEST_LAYOUT:-}" ]; then
 fi
 status=0
 for proto in ${CHORUS_TEST_PROTOS:-simple ll auto}; do
-  CHORUS_PROTO=$proto timeout "${CHORUS_TEST_TIMEOUT:-900}" "$mpirun" $flags ${MPIRUN_FLAGS:-} -np "$np" $wrap "./$prog" "$@" </dev/null
+  CHORUS_PROTO=$proto timeout "${CHORUS_TEST_TIMEOUT:-900}" "$mpirun" $mpirun_flags ${MPIRUN_FLAGS:-} -np "$np" $wrap "./$prog" "$@" </dev/null
   rc=$?
   # No GPU: every protocol would skip alike.  The emulated build always has
   # devices (CHORUS_GPU_MUST_RUN, tests/gpu/Makefile.am): a skip is a failure.

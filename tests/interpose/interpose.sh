@@ -14,16 +14,13 @@
 set -u
 np=$1 mode=$2 layout=${3:-} prog=${4:-test_interpose}
 [ "$layout" = - ] && layout=
-mpirun=${MPIEXEC:-mpirun}
-command -v "$mpirun" >/dev/null 2>&1 || { echo "skipped: $mpirun not found"; exit 77; }
+# The launcher and its flags (MPIEXEC_FLAGS added): scripts/mpirun-flags.sh.
+. "$(dirname "$0")/../../scripts/mpirun-flags.sh"
+[ "$mpirun_impl" != none ] || { echo "skipped: $mpirun not found"; exit 77; }
 top=$(cd ../.. && pwd)
 lib=$top/src/interpose/.libs/libchorus_mpi.so
 [ -f "$lib" ] && [ -x "./$prog" ] || { echo "FAIL: $lib or ./$prog not built"; exit 1; }
-flags=${MPIEXEC_FLAGS:-}
-if "$mpirun" --version 2>&1 </dev/null | grep -q "Open MPI\|OpenRTE"; then
-  [ -n "$flags" ] || flags="--oversubscribe --bind-to none --mca op ^avx"
-  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-fi
+flags=$mpirun_flags
 wrap=
 if [ -n "$layout" ]; then
   if ! "$top/tools/chorus_info" </dev/null 2>/dev/null | grep -q "UCX *: yes"; then

@@ -1,24 +1,16 @@
-# Sourced by the tests/mpi launchers (run-check.sh, run-checksum.sh,
-# run-trace.sh, run-kill.sh): the steps every one of them takes before and
-# after its mpirun, kept in one place so that they choose flags, skip and
-# count passes the same way.
+# Sourced by the tests/mpi launchers (run-mpi.sh, run-check.sh,
+# run-checksum.sh, run-trace.sh, run-kill.sh, run-teardown.sh): the steps
+# every one of them takes before and after its mpirun, kept in one place so
+# that they choose flags, skip and count passes the same way.
 
-# launch_prepare PROGRAM [EXTRA_OPENMPI_FLAGS]: sets $mpirun and $flags, or
-# skips (exit 77) when there is no mpirun or PROGRAM is not built.  Open
-# MPI's mpirun gets --oversubscribe --bind-to none (tests run more ranks than
-# this machine has cores) plus the extra flags, and may run as root.
+# launch_prepare PROGRAM: sets $mpirun and $flags (scripts/mpirun-flags.sh,
+# the one place that picks them; also $mpirun_impl and $mpirun_keep_going),
+# or skips (exit 77) when there is no launcher or PROGRAM is not built.
 launch_prepare() {
-  mpirun=${MPIEXEC:-mpirun}
-  command -v "$mpirun" >/dev/null 2>&1 || { echo "skipped: $mpirun not found"; exit 77; }
+  . "$(dirname "$0")/../../scripts/mpirun-flags.sh"
+  [ "$mpirun_impl" != none ] || { echo "skipped: $mpirun not found"; exit 77; }
   [ -x "./$1" ] || { echo "skipped: ./$1 not built"; exit 77; }
-  flags=
-  if "$mpirun" --version 2>&1 </dev/null | grep -q "Open MPI\|OpenRTE"; then
-    flags="--oversubscribe --bind-to none${2:+ $2}"
-    if [ "$(id -u)" = 0 ]; then
-      OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-      export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
-    fi
-  fi
+  flags=$mpirun_flags
 }
 
 # launch_layout: with CHORUS_TEST_LAYOUT set (several nodes played on this

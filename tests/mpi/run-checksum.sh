@@ -5,7 +5,7 @@
 # naming the link) and rank 1's flight recorder holds the failure.
 np=$1
 . "$(dirname "$0")/launch-common.sh"
-launch_prepare test_checksum "--mca op ^avx"
+launch_prepare test_checksum
 layout=${CHORUS_TEST_LAYOUT:-one}
 launch_layout
 rm -f checksum-np$np-$layout-trace-*.txt

@@ -7,8 +7,14 @@
 # right after works.  CHORUS_TEST_LAYOUT as for run-mpi.sh.
 np=$1
 . "$(dirname "$0")/launch-common.sh"
-launch_prepare test_kill "--mca orte_abort_on_non_zero_status 0"
-[ -n "$flags" ] || { echo "skipped: needs Open MPI's mpirun flags"; exit 77; }
+launch_prepare test_kill
+# The survivors must run on after the kill, which the launcher must be told.
+[ -n "$mpirun_keep_going" ] || { echo "skipped: $mpirun ($mpirun_impl) has no flag to keep the survivors running"; exit 77; }
+# Under MPICH 4.0's Hydra (-disable-auto-cleanup) one survivor reports in
+# time, but the job ends before the other has printed: not understood yet.
+if [ "$mpirun_impl" = mpich ]; then
+  echo "skipped: under MPICH's Hydra the job ends before every survivor has reported"; exit 77
+fi
 launch_layout
 CHORUS_TIMEOUT=${CHORUS_TIMEOUT:-10}
 UCX_TLS=${UCX_TLS:-tcp}
@@ -17,9 +23,8 @@ CHORUS_TRACE_FILE=${CHORUS_TRACE_FILE:-$PWD/trace-%h-%p.txt}
 export CHORUS_TIMEOUT UCX_TLS CHORUS_TRACE_FILE
 log=kill-np$np-${CHORUS_TEST_LAYOUT:-one}.out
 echo "$mpirun -np $np (layout ${CHORUS_TEST_LAYOUT:-one node}, CHORUS_TIMEOUT=$CHORUS_TIMEOUT): rank $((np - 1)) is killed"
-# orte_abort_on_non_zero_status 0: the survivors run on after the kill.
 start=$(date +%s)
-timeout --kill-after=10 120 "$mpirun" -np "$np" $flags $wrap ./test_kill </dev/null >"$log" 2>&1
+timeout --kill-after=10 120 "$mpirun" -np "$np" $flags $mpirun_keep_going $wrap ./test_kill </dev/null >"$log" 2>&1
 elapsed=$(( $(date +%s) - start ))
 grep -E "^(PASS|FAIL)" "$log"
 # (mpirun's own status is not looked at: it reports the victim's SIGKILL.)
@@ -49,8 +54,7 @@ done
 echo "$pass survivors got an error in time ($elapsed s in all), wrote their flight recorders; no segment left"
 # A job started right after the killed one works and ends in MPI_Finalize.
 log2=kill-np$np-${CHORUS_TEST_LAYOUT:-one}-next.out
-CHORUS_TEST_VICTIM=none timeout --kill-after=10 120 "$mpirun" -np "$np" --oversubscribe --bind-to none \
-  $([ -n "${CHORUS_TEST_LAYOUT:-}" ] && echo "$wrap") ./test_kill </dev/null >"$log2" 2>&1
+CHORUS_TEST_VICTIM=none timeout --kill-after=10 120 "$mpirun" -np "$np" $flags $wrap ./test_kill </dev/null >"$log2" 2>&1
 rc=$?
 pass=$(grep -c "^PASS" "$log2")
 if [ "$rc" -ne 0 ] || [ "$pass" -ne "$np" ]; then

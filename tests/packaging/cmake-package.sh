@@ -20,19 +20,20 @@ echo "installed: $chorus_dir"
 CC=${MPICC:-mpicc} cmake -S "$here" -B "$scratch/build" -DChorus_DIR="$chorus_dir" >"$scratch/cmake.log" 2>&1 ||
   { cat "$scratch/cmake.log"; echo "FAIL: cmake configure"; exit 1; }
 cmake --build "$scratch/build" >"$scratch/build.log" 2>&1 || { cat "$scratch/build.log"; echo "FAIL: build"; exit 1; }
-flags="--oversubscribe --mca op ^avx"
-[ "$(id -u)" = 0 ] && flags="$flags --allow-run-as-root"
+# The launcher and its flags: scripts/mpirun-flags.sh.
+. "$here/../../scripts/mpirun-flags.sh"
 # shellcheck disable=SC2086
-mpirun $flags -np 2 "$scratch/build/consumer" </dev/null || { echo "FAIL: the consumer's allreduce"; exit 1; }
+"$mpirun" $mpirun_flags -np 2 "$scratch/build/consumer" </dev/null || { echo "FAIL: the consumer's allreduce"; exit 1; }
 # The interposition target: a plain MPI program whose MPI_Allreduce must go
 # to Chorus (the finalize report says so) and be right.
 # The staged libchorus_mpi.so finds libchorus.so through its own run path,
 # the configured prefix, which a DESTDIR install does not fill: point the
 # loader at the staged copy.
 libdir=$(cd "$chorus_dir/../.." && pwd)
+# (Both launchers hand their environment to ranks on this machine.)
 # shellcheck disable=SC2086
 LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" CHORUS_INTERPOSE=all CHORUS_DEBUG=INFO \
-  mpirun $flags -x LD_LIBRARY_PATH -x CHORUS_INTERPOSE -x CHORUS_DEBUG -np 2 \
+  "$mpirun" $mpirun_flags -np 2 \
     "$scratch/build/consumer_mpi" </dev/null >"$scratch/interpose.log" 2>&1 ||
   { cat "$scratch/interpose.log"; echo "FAIL: the interposed allreduce"; exit 1; }
 grep "wrong elements" "$scratch/interpose.log"
