@@ -11,6 +11,15 @@
 // procedures reach through the dynamic linker.  Each converts the handles
 // and Fortran's MPI_IN_PLACE, and calls the C function of interpose.cc, so a
 // Fortran call is routed, counted and reported as a C call is.
+//
+// MPICH 4's (libmpifort) do reach the C functions: its mpif.h procedures
+// (pmpi_allreduce_ and aliases) and its f08 collectives (through
+// MPIR_*_cdesc) call MPI_Allreduce, so under MPICH the mpif.h names below
+// hand the call to MPICH's own pmpi_*_, which also knows MPICH's Fortran
+// MPI_IN_PLACE.  Its f08 MPI_Init, MPI_Init_thread, MPI_Finalize,
+// MPI_Barrier and MPI_Ibarrier (mpi_*_f08_) call PMPI_* directly, so those
+// five are defined here as well (Open MPI's f08 procedures of the same names
+// end in the ompi_*_f below, so both MPIs get the same path).
 #include <mpi.h>
 
 extern "C" {
@@ -114,12 +123,13 @@ void finalizeF(MPI_Fint *ierr) { setError(ierr, MPI_Finalize()); }
 // f2c's (two), IBM's (none), upper case (Cray, Intel on Windows), and Open
 // MPI's ompi_*_f.
 // Under another MPI (no Open MPI MPI_IN_PLACE to recognise, so an in-place
-// call would be wrong) the call goes to that MPI's own pmpi_*_ untouched.
+// call would be wrong) the call goes to that MPI's own pmpi_*_ untouched
+// (MPICH's then calls the C function, routed by interpose.cc).
 #define CHORUS_FORTRAN(name, lower, upper, params, args, impl)                           \
   extern "C" {                                                                     \
-  void pmpi_##lower##_ params __attribute__((weak));                               \
+  void p##lower##_ params __attribute__((weak));                                   \
   static void lower##_routed params {                                              \
-    if (!&mpi_fortran_in_place_ && pmpi_##lower##_) return pmpi_##lower##_ args;   \
+    if (!&mpi_fortran_in_place_ && p##lower##_) return p##lower##_ args;           \
     impl args;                                                                     \
   }                                                                                \
   void lower##_ params { lower##_routed args; }                                    \
@@ -169,3 +179,16 @@ CHORUS_FORTRAN(ibarrier, mpi_ibarrier, MPI_IBARRIER, (MPI_Fint * c, MPI_Fint *q,
 CHORUS_FORTRAN(init, mpi_init, MPI_INIT, (MPI_Fint * ierr), (ierr), initF)
 CHORUS_FORTRAN(init_thread, mpi_init_thread, MPI_INIT_THREAD, (MPI_Fint * required, MPI_Fint *provided, MPI_Fint *ierr),
                (required, provided, ierr), initThreadF)
+
+// The `use mpi_f08` procedures that MPICH points at PMPI_* (see the top):
+// their MPI_Comm and MPI_Request are one integer (MPI_VAL), passed by
+// reference like mpif.h's handles, and an absent optional ierror is null.
+extern "C" {
+void mpi_barrier_f08_(MPI_Fint *c, MPI_Fint *ierr) { barrierF(c, ierr); }
+void mpi_ibarrier_f08_(MPI_Fint *c, MPI_Fint *q, MPI_Fint *ierr) { ibarrierF(c, q, ierr); }
+void mpi_init_f08_(MPI_Fint *ierr) { initF(ierr); }
+void mpi_init_thread_f08_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr) {
+  initThreadF(required, provided, ierr);
+}
+void mpi_finalize_f08_(MPI_Fint *ierr) { finalizeF(ierr); }
+}

@@ -214,12 +214,22 @@ static void testFallbacks(void) {
   MPI_Comm comm;
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+#ifdef MPICH_VERSION
+  /* MPICH 4.0.2 does not check a negative count here (it crashes in its
+   * pack code, with or without this library); a null datatype it refuses. */
+  int rc = MPI_Allreduce(in, got, 8, MPI_DATATYPE_NULL, MPI_SUM, comm);
+  if (rc == MPI_SUCCESS) {
+    fprintf(stderr, "rank %d: FAIL MPI_DATATYPE_NULL: MPI_SUCCESS, an error expected\n", rank);
+    failures++;
+  }
+#else
   int rc = MPI_Allreduce(in, got, -1, MPI_INT, MPI_SUM, comm), cls = MPI_SUCCESS;
   MPI_Error_class(rc, &cls);
   if (cls != MPI_ERR_COUNT) {
     fprintf(stderr, "rank %d: FAIL count -1: error class %d, MPI_ERR_COUNT expected\n", rank, cls);
     failures++;
   }
+#endif
   expect(ALLREDUCE, 0);
   MPI_Comm_free(&comm);
 }
