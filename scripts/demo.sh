@@ -10,4 +10,6 @@ export OMPI_MCA_op=^avx  # Open MPI 4.1.4's AVX int8 sums saturate
 
 bash scripts/setup.sh
 make -C _build examples/demo
-exec mpirun -np 4 --oversubscribe _build/examples/demo "$@" </dev/null
+# The launcher and its flags (Open MPI or MPICH): scripts/mpirun-flags.sh.
+. scripts/mpirun-flags.sh
+exec "$mpirun" -np 4 $mpirun_flags _build/examples/demo "$@" </dev/null
