@@ -97,8 +97,9 @@ int failCollective(ApiCall &call, Context &ctx, TraceEntry *trace, Status s, con
 int run(ApiCall &call, Context &ctx, const CollRequest &req, uint64_t seq, TraceEntry *trace, bool onDevice,
         MPIX_Gpu_stream stream, bool enqueue) {
   HostChannel &ch = ctx.channel;
-  ch.coll = req.coll;
-  ch.algo = req.algo;
+  // The tag every message of the call carries (fifo.h): what all ranks pass alike.
+  hostBeginCall(ch, req.coll, req.algo, seq,
+                hostCallArgs(req.count * req.elemSize, int(req.type), int(req.op), req.root));
   ch.tracing = trace;
   Status s = Status::Ok;
 #ifdef CHORUS_HAVE_CUDA
@@ -168,7 +169,7 @@ int perform(ApiCall &call, Context *ctx, CollRequest &req, size_t planBytes, boo
   int rc;
   char text[400];
   if (ctx->checkComm != MPI_COMM_NULL && (s = checkSignatures(*ctx, req, seq, text, sizeof text)) != Status::Ok)
-    rc = failCollective(call, *ctx, trace, s, s == Status::InvalidArgument ? text : nullptr);
+    rc = failCollective(call, *ctx, trace, s, text);
   else
     rc = run(call, *ctx, req, seq, trace, onDevice, stream, enqueue);
   if (ctx->stats) statsRecord(*ctx->stats, req.coll, req.algo, planBytes, statsNowNs() - start, rc != MPI_SUCCESS);
@@ -245,7 +246,7 @@ int finishEmpty(ApiCall &call, CollRequest &&req, const EmptyCall &empty) {
   const uint64_t seq = ++ctx->collectives;
   char text[400];
   s = checkSignatures(*ctx, req, seq, text, sizeof text);
-  if (s != Status::Ok) return failCollective(call, *ctx, nullptr, s, s == Status::InvalidArgument ? text : nullptr);
+  if (s != Status::Ok) return failCollective(call, *ctx, nullptr, s, text);
   return MPI_SUCCESS;
 }
 

@@ -19,7 +19,9 @@ constexpr const char *kClassText[] = {
     "Chorus: internal error",
     "Chorus: a peer process died",
     "Chorus: a message arrived corrupted (CHORUS_CHECKSUM)",
+    "Chorus: the ranks' calls do not match (an erroneous program: a rank in another collective, or with another count)",
 };
+static_assert(sizeof kClassText / sizeof *kClassText == size_t(ErrorClass::Count), "one text per error class");
 
 // Distinct messages are few (arguments x values seen); past this bound new
 // messages share their class's generic code rather than grow MPI's tables.
@@ -68,6 +70,7 @@ ErrorClass errorClassOf(Status s) {
     case Status::Timeout: return ErrorClass::Timeout;
     case Status::PeerFailed: return ErrorClass::PeerFailed;
     case Status::DataCorrupt: return ErrorClass::Corrupt;
+    case Status::Mismatch: return ErrorClass::Mismatch;
     default: return ErrorClass::Internal;
   }
 }

@@ -9,7 +9,7 @@
 
 namespace chorus {
 
-enum class ErrorClass : int { Argument, Unsupported, Timeout, Internal, PeerFailed, Corrupt, Count };
+enum class ErrorClass : int { Argument, Unsupported, Timeout, Internal, PeerFailed, Corrupt, Mismatch, Count };
 
 ErrorClass errorClassOf(Status s);
 

@@ -1,5 +1,9 @@
 #include "api/signature_check.h"
 
+#include <sched.h>
+#include <time.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <vector>
 
@@ -10,6 +14,13 @@ namespace chorus {
 namespace {
 
 enum Field { kSeq, kColl, kCount, kType, kElemSize, kOp, kRoot, kFields };
+
+// What the comparing rank (rank 0 of the check's communicator) answers each
+// rank: every call alike, another rank's differs (which, and its fields), or
+// some rank never joined in time (the first such and how many).
+enum Verdict : int64_t { kSame, kDiffers, kMissing };
+enum VerdictField { kKind, kOther, kTheirs, kVerdictFields = kTheirs + kFields };
+enum Tag { kTagCall = 1, kTagVerdict = 2 };
 
 void describeCall(const int64_t *f, char *out, size_t size) {
   const Coll coll = Coll(f[kColl]);
@@ -24,39 +35,168 @@ void describeCall(const int64_t *f, char *out, size_t size) {
   snprintf(out + n, size - size_t(n), ")");
 }
 
+int64_t nowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// Test `reqs` until all complete or `deadline` (0: none) passes; true when
+// all completed.  Polls, then sleeps a little between tests: the check is
+// a debugging aid, the peers it waits for may be far behind.
+bool waitUntil(std::vector<MPI_Request> &reqs, int64_t deadline, int *mpiError) {
+  for (long round = 0;; ++round) {
+    int done = 0;
+    const int rc = MPI_Testall(int(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS) {
+      *mpiError = rc;
+      return false;
+    }
+    if (done) return true;
+    if (deadline > 0 && (round & 15) == 15 && nowNs() > deadline) return false;
+    if (round < 1000) {
+      sched_yield();
+    } else {
+      timespec ts = {0, 50000};
+      nanosleep(&ts, nullptr);
+    }
+  }
+}
+
+// Requests that will not complete in time: cancel the receives, let the sends go.
+void abandon(std::vector<MPI_Request> &reqs, bool receives) {
+  for (MPI_Request &r : reqs) {
+    if (r == MPI_REQUEST_NULL) continue;
+    if (receives) MPI_Cancel(&r);
+    MPI_Request_free(&r);
+  }
+}
+
+// The comparing rank's verdict for rank r, given every rank's call.
+void judge(const std::vector<int64_t> &all, int nranks, int r, int64_t *verdict) {
+  const int64_t *mine = &all[size_t(r) * kFields];
+  verdict[kKind] = kSame;
+  verdict[kOther] = -1;
+  for (int q = 0; q < nranks; ++q) {
+    const int64_t *theirs = &all[size_t(q) * kFields];
+    if (std::equal(mine, mine + kFields, theirs)) continue;
+    verdict[kKind] = kDiffers;
+    verdict[kOther] = q;
+    std::copy(theirs, theirs + kFields, verdict + kTheirs);
+    return;
+  }
+}
+
+// Rank 0 of the check's communicator: gather every call, judge, answer
+// every rank that joined.  A rank whose call has not come by `deadline`
+// (0: none) makes the verdict kMissing, naming the first such.
+void compareAsRoot(Context &ctx, const int64_t *mine, int64_t deadline, int64_t *verdict, int *mpiError) {
+  const int n = ctx.nranks;
+  std::vector<int64_t> all(size_t(kFields) * size_t(n));
+  std::copy(mine, mine + kFields, all.begin());
+  std::vector<MPI_Request> recvs(size_t(n - 1), MPI_REQUEST_NULL);
+  for (int r = 1; r < n && !*mpiError; ++r)
+    *mpiError = MPI_Irecv(&all[size_t(r) * kFields], kFields, MPI_INT64_T, r, kTagCall, ctx.checkComm, &recvs[size_t(r - 1)]);
+  if (*mpiError) return;
+  const bool everyone = waitUntil(recvs, deadline, mpiError);
+  if (*mpiError) return;
+  std::vector<char> arrived(size_t(n), 1);
+  int missing = 0, first = -1;
+  if (!everyone) {
+    for (int r = 1; r < n; ++r) {
+      int done = 0;
+      MPI_Test(&recvs[size_t(r - 1)], &done, MPI_STATUS_IGNORE);
+      if (done) continue;
+      arrived[size_t(r)] = 0;
+      if (first < 0) first = r;
+      ++missing;
+    }
+    abandon(recvs, true);
+  }
+  // Everyone who joined hears the verdict, so that they all fail alike.
+  std::vector<int64_t> answers(size_t(kVerdictFields) * size_t(n), 0);
+  std::vector<MPI_Request> sends;
+  for (int r = 0; r < n; ++r) {
+    if (!arrived[size_t(r)]) continue;
+    int64_t *v = &answers[size_t(r) * kVerdictFields];
+    if (missing) {
+      v[kKind] = kMissing;
+      v[kOther] = first;
+      v[kTheirs] = missing;
+    } else {
+      judge(all, n, r, v);
+    }
+    if (r == 0) continue;
+    sends.push_back(MPI_REQUEST_NULL);
+    *mpiError = MPI_Isend(v, kVerdictFields, MPI_INT64_T, r, kTagVerdict, ctx.checkComm, &sends.back());
+    if (*mpiError) return;
+  }
+  std::copy(answers.begin(), answers.begin() + kVerdictFields, verdict);
+  // Small messages to ranks waiting for them: they leave at once.
+  if (!waitUntil(sends, nowNs() + 1000000000, mpiError) && !*mpiError) abandon(sends, false);
+}
+
 }  // namespace
 
 Status checkSignatures(Context &ctx, const CollRequest &req, uint64_t seq, char *text, size_t size) {
   const int64_t mine[kFields] = {int64_t(seq),          int64_t(req.coll), int64_t(req.count), int64_t(req.type),
                                  int64_t(req.elemSize), int64_t(req.op),   int64_t(req.root)};
-  // The minimum of each field and of its negation (the maximum) in one call.
-  int64_t both[2 * kFields], agreed[2 * kFields];
-  for (int i = 0; i < kFields; ++i) {
-    both[i] = mine[i];
-    both[kFields + i] = -mine[i];
-  }
-  CHORUS_MPICHECK(MPI_Allreduce(both, agreed, 2 * kFields, MPI_INT64_T, MPI_MIN, ctx.checkComm));
-  bool same = true;
-  for (int i = 0; i < kFields; ++i) same = same && agreed[i] == -agreed[kFields + i];
-  if (same) return Status::Ok;
-  // Every rank saw the mismatch, so every rank takes part in naming it.
-  std::vector<int64_t> all(size_t(kFields) * size_t(ctx.nranks));
-  CHORUS_MPICHECK(MPI_Allgather(mine, kFields, MPI_INT64_T, all.data(), kFields, MPI_INT64_T, ctx.checkComm));
-  int other = 0;
-  for (int r = 0; r < ctx.nranks; ++r) {
-    bool differs = false;
-    for (int i = 0; i < kFields; ++i) differs = differs || all[size_t(r) * kFields + size_t(i)] != mine[i];
-    if (differs) {
-      other = r;
-      break;
-    }
-  }
   char ours[128], theirs[128];
   describeCall(mine, ours, sizeof ours);
-  describeCall(&all[size_t(other) * kFields], theirs, sizeof theirs);
-  snprintf(text, size, "the ranks' calls differ (CHORUS_CHECK): rank %d called %s, rank %d called %s", ctx.rank, ours,
-           other, theirs);
-  return Status::InvalidArgument;
+  // Broken by an earlier failure (a comparison that timed out leaves its
+  // communicator holding messages no call will match): no more comparisons.
+  if (ctx.channel.error != Status::Ok) {
+    snprintf(text, size, "%s: an earlier collective on this communicator failed; free it and use another", ours);
+    return Status::Aborted;
+  }
+  if (ctx.nranks == 1) return Status::Ok;
+  // Bounded like every wait (CHORUS_TIMEOUT): a rank that skips the call
+  // must not leave the others in the comparison for ever.  The ranks wait
+  // a little longer for the verdict than rank 0 waits for their calls, so
+  // that when a call is missing they hear which.
+  const int64_t timeout = ctx.channel.timeoutNs;
+  const int64_t grace = std::min<int64_t>(timeout, std::max<int64_t>(2000000000, timeout / 10));
+  const int64_t start = nowNs();
+  int64_t verdict[kVerdictFields] = {};
+  int mpiError = MPI_SUCCESS;
+  if (ctx.rank == 0) {
+    compareAsRoot(ctx, mine, timeout > 0 ? start + timeout : 0, verdict, &mpiError);
+  } else {
+    std::vector<MPI_Request> send(1, MPI_REQUEST_NULL), recv(1, MPI_REQUEST_NULL);
+    mpiError = MPI_Irecv(verdict, kVerdictFields, MPI_INT64_T, 0, kTagVerdict, ctx.checkComm, &recv[0]);
+    if (!mpiError) mpiError = MPI_Isend(mine, kFields, MPI_INT64_T, 0, kTagCall, ctx.checkComm, &send[0]);
+    if (!mpiError && !waitUntil(recv, timeout > 0 ? start + timeout + grace : 0, &mpiError) && !mpiError) {
+      abandon(recv, true);
+      abandon(send, false);
+      ctx.channel.error = Status::Timeout;
+      snprintf(text, size,
+               "%s: rank 0, which compares the calls (CHORUS_CHECK), did not answer within %.0f s (CHORUS_TIMEOUT): "
+               "it skipped this call or is still before it",
+               ours, double(timeout + grace) / 1e9);
+      return Status::Timeout;
+    }
+    if (!mpiError && !waitUntil(send, 0, &mpiError)) abandon(send, false);
+  }
+  if (mpiError) {
+    snprintf(text, size, "%s: MPI failed while comparing the calls (CHORUS_CHECK), error %d", ours, mpiError);
+    return Status::MpiError;
+  }
+  switch (verdict[kKind]) {
+    case kSame: return Status::Ok;
+    case kMissing:
+      ctx.channel.error = Status::Timeout;
+      snprintf(text, size,
+               "%s: rank %lld never joined the comparison of the calls (CHORUS_CHECK) within %.0f s (CHORUS_TIMEOUT)%s: "
+               "it skipped this call or is still before it",
+               ours, (long long)verdict[kOther], double(timeout) / 1e9,
+               verdict[kTheirs] > 1 ? " (nor did others)" : "");
+      return Status::Timeout;
+    default:
+      describeCall(verdict + kTheirs, theirs, sizeof theirs);
+      snprintf(text, size, "the ranks' calls differ (CHORUS_CHECK): rank %d called %s, rank %lld called %s", ctx.rank,
+               ours, (long long)verdict[kOther], theirs);
+      return Status::Mismatch;
+  }
 }
 
 }  // namespace chorus

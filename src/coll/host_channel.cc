@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <cstdio>
+#include <cstring>
 
 #include "transport/fault.h"
 #include "core/log.h"
@@ -74,9 +75,82 @@ inline Status progressNet(HostChannel &ch, int peer) {
   return s;
 }
 
+// The sender's gave-up message (kAbortTag) among those `peer` posted to us
+// and we have not consumed yet: Status::Mismatch, named, when there is one.
+Status peerGaveUp(HostChannel &ch, int peer) {
+  if (!ch.recvFrom || peer < 0 || peer >= ch.nranks || peer == ch.rank) return Status::Ok;
+  const FifoEnd &e = ch.recvFrom[peer];
+  if (!e.header) return Status::Ok;
+  const uint64_t posted = loadAcquire(&e.header->tail);
+  for (uint64_t m = e.step; m < posted && m < e.step + kInlineSlots; ++m) {
+    const uint64_t h = loadAcquire(&e.inlineSlot(m)[0].flag);
+    if (headerMessage(h) == m + 1 && headerTag(h) == kAbortTag) return hostMismatch(ch, e, h, 0, 0);
+  }
+  return Status::Ok;
+}
+
+// Whether the awaited message was posted in another shape: the tail counts
+// it (posted after its lines, release) but the word waited on is stale.
+inline bool postedOtherwise(const AwaitedMessage *a, const uint64_t *word, uint64_t target) {
+  return a && word != &a->fifo->header->tail.value && loadAcquire(&a->fifo->header->tail) >= a->fifo->step + 1 &&
+         loadAcquire(word) < target;
+}
+
+const char *const kCheckHint = "; the ranks' calls differ (CHORUS_CHECK=1 compares them)";
+
 }  // namespace
 
-Status hostWaitCounter(HostChannel &ch, const uint64_t *counter, uint64_t target, int peer, bool waitingForData) {
+Status hostMismatch(HostChannel &ch, const FifoEnd &e, uint64_t got, uint64_t want, size_t bytes) {
+  const uint32_t tag = headerTag(got), wanted = headerTag(want);
+  const char *const coll = collName(ch.coll);
+  const unsigned long long seq = ch.seq;
+  const int n = snprintf(ch.errorText, sizeof ch.errorText, "%s #%llu (%s algorithm): rank %d ", coll, seq,
+                         algoName(ch.algo), ch.rank);
+  char *out = ch.errorText + n;
+  const size_t room = sizeof ch.errorText - size_t(n);
+  if (tag == kAbortTag) {
+    uint64_t theirs = 0;
+    memcpy(&theirs, e.inlineSlot(e.step)[0].payload, sizeof theirs);
+    snprintf(out, room, "stopped: rank %d gave up after a mismatch in its call #%llu%s", e.peer,
+             (unsigned long long)theirs, kCheckHint);
+  } else if (headerMessage(got) != e.step + 1) {
+    snprintf(out, room, "expected %zu B from rank %d, which posted a message of another size%s", bytes, e.peer,
+             kCheckHint);
+  } else if (tagColl(tag) != tagColl(wanted) || tagSeq(tag) != tagSeq(wanted)) {
+    const uint32_t c = tagColl(tag);
+    snprintf(out, room, "expected %zu B of %s #%llu from rank %d and got a message of %s #%u (mod 16)%s", bytes, coll,
+             seq, e.peer, c < uint32_t(Coll::Count) ? collName(Coll(c)) : "?", tagSeq(tag), kCheckHint);
+  } else {
+    snprintf(out, room, "expected %zu B from rank %d and got a message of another size, count, type, op or root%s", bytes,
+             e.peer, kCheckHint);
+  }
+  CHORUS_WARN("%s", ch.errorText);
+  hostGiveUp(ch);
+  return Status::Mismatch;
+}
+
+void hostGiveUp(HostChannel &ch) {
+  if (!ch.sendTo) return;
+  for (int p = 0; p < ch.nranks; ++p) {
+    FifoEnd &e = ch.sendTo[p];
+    if (p == ch.rank || !e.header) continue;
+    // Free only if the message that last used the inline slot was consumed;
+    // a peer that far behind finds out by CHORUS_TIMEOUT.
+    const uint64_t need = e.step + 1 - uint64_t(kInlineSlots);
+    if (static_cast<int64_t>(need) > 0 && loadAcquire(&e.header->head) < need) continue;
+    InlineLine *lines = e.inlineSlot(e.step);
+    memcpy(lines[0].payload, &ch.seq, sizeof ch.seq);
+    const uint64_t header = messageHeader(e.step + 1, kAbortTag);
+    for (int l = 0; l < kInlineLines; ++l) storeRelease(&lines[l].flag, header);
+    storeRelease(&e.header->tail, ++e.step);
+    if (e.remote) ch.netOps->postMessage(ch.net, e, e.step - 1, 0, kInlineLines);
+  }
+}
+
+Status hostWaitCounter(HostChannel &ch, const uint64_t *counter, uint64_t target, int peer, bool waitingForData,
+                       const AwaitedMessage *awaited) {
+  // For errors: the awaited message's number (an inline flag's target is its header).
+  const uint64_t message = awaited ? awaited->fifo->step + 1 : target;
   const bool mayAsk = ch.net && !waitingForData;
   const int64_t waitStart = mayAsk ? nowNs() : 0;
   bool asked = !mayAsk;
@@ -92,7 +166,7 @@ Status hostWaitCounter(HostChannel &ch, const uint64_t *counter, uint64_t target
   // Past the spin phase: cheap enough now to note who we wait for.
   if (TraceEntry *e = ch.tracing) {
     e->waitPeer = peer;
-    e->waitMessage = target;
+    e->waitMessage = message;
     e->waitForData = waitingForData;
   }
   const int64_t start = nowNs();
@@ -111,11 +185,15 @@ Status hostWaitCounter(HostChannel &ch, const uint64_t *counter, uint64_t target
       timespec ts = {0, kSleepNs};
       nanosleep(&ts, nullptr);
     }
+    if (postedOtherwise(awaited, counter, target))
+      return hostMismatch(ch, *awaited->fifo, loadAcquire(&awaited->fifo->inlineSlot(awaited->fifo->step)[0].flag),
+                          awaited->header, awaited->bytes);
     if ((round & 63) != 63) continue;
+    if (const Status gaveUp = peerGaveUp(ch, peer); gaveUp != Status::Ok) return gaveUp;
     const int64_t now = nowNs();
     if (ch.watchedPids && now - livenessChecked > kLivenessPeriodNs) {
       livenessChecked = now;
-      const Status alive = checkPeersAlive(ch, peer, target, waitingForData);
+      const Status alive = checkPeersAlive(ch, peer, message, waitingForData);
       if (alive != Status::Ok) {
         CHORUS_WARN("%s", ch.errorText);
         return alive;
@@ -124,9 +202,10 @@ Status hostWaitCounter(HostChannel &ch, const uint64_t *counter, uint64_t target
     if (ch.timeoutNs > 0 && now - start > ch.timeoutNs) {
       snprintf(ch.errorText, sizeof ch.errorText,
                "%s (%s algorithm): rank %d timed out after %.0f s (CHORUS_TIMEOUT) waiting for rank %d %s (message %llu of "
-               "that FIFO)",
+               "that FIFO); a rank in another collective waits so too: CHORUS_CHECK=1 compares the calls",
                collName(ch.coll), algoName(ch.algo), ch.rank, ch.timeoutNs / 1e9, peer,
-               waitingForData ? "to send data" : "to free a FIFO slot", (unsigned long long)target);
+               waitingForData ? "to send data" : "to free a FIFO slot",
+               (unsigned long long)message);
       CHORUS_WARN("%s", ch.errorText);
       return Status::Timeout;
     }

@@ -31,6 +31,11 @@ struct HostChannel {
   Coll coll = Coll::Count;
   Algo algo = Algo::Count;
   Status error = Status::Ok;    // sticky: once set, every primitive is a no-op
+  // The running call's number on the communicator and the tag its messages
+  // carry (fifo.h, callTag): set by hostBeginCall.  0 on every rank when
+  // nobody sets them (unit tests of the primitives): they still agree.
+  uint64_t seq = 0;
+  uint32_t tag = 0;
   char *scratch = nullptr;      // slotBytes of private memory for the direct algorithms
   // Set when some peers are on other nodes (FifoEnd::remote): the network
   // transport's hooks and state.
@@ -71,10 +76,46 @@ struct HostChannel {
   uint64_t corruptPublished = 0;
 };
 
+// Name the call that runs next on `ch`, for its messages' tags and for
+// errors: collective `coll` numbered `seq` on the communicator, with
+// `args` a digest of the arguments every rank must pass alike (count x
+// element size, type, op, root; see hostCallArgs).
+inline void hostBeginCall(HostChannel &ch, Coll coll, Algo algo, uint64_t seq, uint64_t args) {
+  ch.coll = coll;
+  ch.algo = algo;
+  ch.seq = seq;
+  ch.tag = callTag(uint32_t(coll), seq, args);
+}
+inline uint64_t hostCallArgs(uint64_t bytes, int type, int op, int root) {
+  return bytes ^ uint64_t(uint32_t(type)) << 40 ^ uint64_t(uint32_t(op)) << 48 ^ uint64_t(uint32_t(root)) << 20;
+}
+
 // Block until the counter or flag `word` reaches `target` (acquire),
 // backing off from spinning to yielding to short sleeps.  On timeout logs
 // which peer and message we waited for and returns Status::Timeout.
-Status hostWaitCounter(HostChannel &ch, const uint64_t *word, uint64_t target, int peer, bool waitingForData);
+// `awaited`: when waiting for a receive FIFO's next message, so that one
+// posted in another shape (the peer's call differs: its lines or slot are
+// not those waited on, though the tail counts it) ends the wait with
+// Status::Mismatch instead of a timeout.  Any wait on `peer` ends with
+// Status::Mismatch too once `peer` gave up after a mismatch (fifo.h,
+// kAbortTag).
+struct AwaitedMessage {
+  const FifoEnd *fifo;  // the receive FIFO; its message fifo->step is awaited
+  uint64_t header;      // the header it must carry (fifo.h)
+  size_t bytes;         // its size, as this rank expects it
+};
+Status hostWaitCounter(HostChannel &ch, const uint64_t *word, uint64_t target, int peer, bool waitingForData,
+                       const AwaitedMessage *awaited = nullptr);
+
+// Message `e.step` of the receive FIFO `e` arrived with header `got` where
+// `want` was expected: name both calls in ch.errorText, tell every peer
+// (hostGiveUp) and return Status::Mismatch.  `bytes`: the size expected.
+Status hostMismatch(HostChannel &ch, const FifoEnd &e, uint64_t got, uint64_t want, size_t bytes);
+
+// Post a message of kAbortTag on every FIFO this rank sends on whose slot
+// is free, so that peers waiting for this rank stop (fifo.h).  The
+// channel is broken afterwards: its FIFOs hold a message nobody expects.
+void hostGiveUp(HostChannel &ch);
 
 inline uint64_t loadAcquire(const uint64_t *w) { return __atomic_load_n(w, __ATOMIC_ACQUIRE); }
 inline void storeRelease(uint64_t *w, uint64_t v) { __atomic_store_n(w, v, __ATOMIC_RELEASE); }

@@ -120,8 +120,8 @@ class HostPrims {
   bool arrived(int peer, size_t n) const {
     const FifoEnd &e = ch_.recvFrom[peer];
     const bool inlined = n * sizeof(T) <= kInlineMaxBytes;
-    const uint64_t *flag = inlined ? &e.inlineSlot(e.step)[inlineLines(n * sizeof(T)) - 1].flag : &e.header->tail.value;
-    return loadAcquire(flag) >= e.step + 1;
+    if (!inlined) return loadAcquire(&e.header->tail) >= e.step + 1;
+    return loadAcquire(&e.inlineSlot(e.step)[inlineLines(n * sizeof(T)) - 1].flag) >= messageHeader(e.step + 1, 0);
   }
 
   // Cross-memory attach (transport/shm/cma.h): every peer's memory can be
@@ -157,9 +157,10 @@ class HostPrims {
     const size_t lines = inlineLines(bytes);
     for (int i = 0; i < nsend_; ++i)
       if (!waitForSlot(*send_[i], kInlineSlots)) return true;
+    const uint32_t tag = messageTag(ch_.tag, bytes);
     for (int i = 0; i < nsend_; ++i) {
       FifoEnd &e = *send_[i];
-      scatterInline(reinterpret_cast<const unsigned char *>(src), e.inlineSlot(e.step), bytes, e.step + 1);
+      scatterInline(reinterpret_cast<const unsigned char *>(src), e.inlineSlot(e.step), bytes, messageHeader(e.step + 1, tag));
       storeRelease(&e.header->tail, ++e.step);
       prefetchForWrite(e.inlineSlot(e.step + kInlinePrefetchAhead), lines);
     }
@@ -174,7 +175,8 @@ class HostPrims {
     const size_t lines = inlineLines(bytes);
     const InlineLine *slot = e.inlineSlot(e.step);
     prefetchForRead(slot, lines - 1);
-    if (!wait(&slot[lines - 1].flag, e.step + 1, e.peer, true)) return true;
+    const uint64_t header = messageHeader(e.step + 1, messageTag(ch_.tag, bytes));
+    if (!waitMessage(e, &slot[lines - 1].flag, header, bytes)) return true;
     gatherInline(slot, reinterpret_cast<unsigned char *>(dst), bytes);
     storeRelease(&e.header->head, ++e.step);
     prefetchForRead(e.inlineSlot(e.step), lines);
@@ -198,6 +200,7 @@ class HostPrims {
     // Both ends of a message know its size, so they agree on the format.
     const bool inlined = (doRecv || doSend) && n * sizeof(T) <= kInlineMaxBytes;
     const size_t lines = inlined ? inlineLines(n * sizeof(T)) : 0;
+    const uint32_t tag = messageTag(ch_.tag, n * sizeof(T));
     // Fetch the leading lines of every inline message while we wait for
     // the last line's flag: the misses overlap instead of following it.
     for (int i = 0; doRecv && inlined && i < nrecv_; ++i)
@@ -205,8 +208,9 @@ class HostPrims {
     for (int i = 0; doRecv && i < nrecv_; ++i) {
       FifoEnd &e = *recv_[i];
       if (!inlined && n * sizeof(T) > e.slotBytes) return sliceTooLarge(e, n * sizeof(T));
+      const uint64_t header = messageHeader(e.step + 1, tag);
       const uint64_t *arrived = inlined ? &e.inlineSlot(e.step)[lines - 1].flag : &e.header->tail.value;
-      if (!wait(arrived, e.step + 1, e.peer, true)) return;
+      if (!waitMessage(e, arrived, header, n * sizeof(T))) return;
     }
     for (int i = 0; doSend && i < nsend_; ++i) {
       FifoEnd &e = *send_[i];
@@ -286,7 +290,9 @@ class HostPrims {
         if (ch_.corruptPeer == e.peer && ch_.corruptMessage == e.step + 1 && n > 0)
           inlineFrom = corruptOnTheWay(e, inlined, inlineFrom, flipped, n, dst, dstFrom);
       }
-      if (inlined) scatterInline(inlineFrom, e.inlineSlot(e.step), n * sizeof(T), e.step + 1);
+      const uint64_t header = messageHeader(e.step + 1, tag);
+      if (inlined) scatterInline(inlineFrom, e.inlineSlot(e.step), n * sizeof(T), header);
+      else __atomic_store_n(&e.inlineSlot(e.step)[0].flag, header, __ATOMIC_RELAXED);  // its header (fifo.h)
       // Inline receivers do not read the tail, but later full-size messages
       // on this FIFO wait for it to count every message.
       storeRelease(&e.header->tail, ++e.step);
@@ -360,15 +366,15 @@ class HostPrims {
     if (const size_t tail = bytes - whole * kInlineLinePayload) memcpy(to + whole * kInlineLinePayload, lines[whole].payload, tail);
   }
 
-  // Payload first, then the flag of each line: the release store of the
-  // last line's flag publishes the whole message.
-  static void scatterInline(const unsigned char *from, InlineLine *lines, size_t bytes, uint64_t message) {
+  // Payload first, then the flag of each line (the message's header): the
+  // release store of the last line's flag publishes the whole message.
+  static void scatterInline(const unsigned char *from, InlineLine *lines, size_t bytes, uint64_t header) {
     const size_t nlines = inlineLines(bytes);
     for (size_t l = 0; l < nlines; ++l) {
       const size_t off = l * kInlineLinePayload;
       if (bytes - off >= kInlineLinePayload) memcpy(lines[l].payload, from + off, kInlineLinePayload);
       else if (off < bytes) memcpy(lines[l].payload, from + off, bytes - off);
-      storeRelease(&lines[l].flag, message);
+      storeRelease(&lines[l].flag, header);
     }
   }
 
@@ -428,6 +434,29 @@ class HostPrims {
     Status s = hostWaitCounter(ch_, counter, target, peer, forData);
     if (s != Status::Ok) ch_.error = s;
     return s == Status::Ok;
+  }
+
+  // Wait for message e.step of the receive FIFO e on `word` (its last inline
+  // line's flag, or the tail for a full slot) and check its header: a
+  // message of another call (fifo.h) fails the collective with a mismatch
+  // before anything is read from it.
+  bool waitMessage(FifoEnd &e, const uint64_t *word, uint64_t header, size_t bytes) {
+    const bool onTail = word == &e.header->tail.value;
+    const uint64_t target = onTail ? e.step + 1 : messageHeader(headerMessage(header), 0);
+    if (loadAcquire(word) < target) {
+      const AwaitedMessage awaited = {&e, header, bytes};
+      const Status s = hostWaitCounter(ch_, word, target, e.peer, true, &awaited);
+      if (s != Status::Ok) {
+        ch_.error = s;
+        return false;
+      }
+    }
+    // Read after the acquire of `word`: a full slot's header was stored before its tail.
+    const uint64_t got = onTail ? __atomic_load_n(&e.inlineSlot(e.step)[0].flag, __ATOMIC_RELAXED)
+                                : __atomic_load_n(word, __ATOMIC_RELAXED);
+    if (__builtin_expect(got == header, 1)) return true;
+    ch_.error = hostMismatch(ch_, e, got, header, bytes);
+    return false;
   }
 
   HostChannel &ch_;

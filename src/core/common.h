@@ -31,6 +31,7 @@ enum class Status : int {
   PeerFailed,       // a peer process died (seen from this machine)
   InternalError,    // a bug: a broken invariant
   DataCorrupt,      // a message failed its checksum (CHORUS_CHECKSUM)
+  Mismatch,         // the ranks' calls differ (a message of another call arrived)
 };
 
 const char *statusName(Status s);

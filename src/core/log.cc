@@ -30,6 +30,7 @@ const char *statusName(Status s) {
     case Status::PeerFailed: return "a peer process died";
     case Status::InternalError: return "internal error";
     case Status::DataCorrupt: return "a message arrived corrupted";
+    case Status::Mismatch: return "the ranks' calls do not match";
   }
   return "unknown status";
 }

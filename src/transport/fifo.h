@@ -43,6 +43,44 @@ struct alignas(kInlineLineBytes) InlineLine {
   uint64_t flag;
 };
 
+// Every message's header word: its number on the FIFO (1-based) in the
+// high bits, so that flags still only grow, and a tag in the low bits
+// saying which call sent it: the collective, its sequence number modulo
+// 16 and a hash of the call's arguments and of the message's size.  Inline
+// messages carry it as the flag of every line, full ones as the flag of
+// line 0 of their inline slot (unused by them; free once the full slot
+// is).  A receiver compares it with the tag it expects, always: a rank in
+// another call, or in the same one with another count, fails with a
+// mismatch where it would have folded the wrong message (HostPrims).
+// Costs no load or store of its own on an inline message.  2^44 messages
+// per FIFO before the number wraps: 190 days at 1 per microsecond.
+constexpr int kTagBits = 20;
+constexpr uint32_t kTagMask = (1u << kTagBits) - 1;
+constexpr int kTagCollShift = 4;     // bits 0-3: the call's sequence number, mod 16
+constexpr uint32_t kTagAbortColl = 7;  // bits 4-6: the collective, or this: the sender gave up (below)
+constexpr int kTagHashShift = 7;     // bits 7-19: the arguments' and size's hash
+CHORUS_HOST_DEVICE constexpr uint64_t messageHeader(uint64_t message, uint32_t tag) {
+  return (message << kTagBits) | tag;
+}
+CHORUS_HOST_DEVICE constexpr uint64_t headerMessage(uint64_t header) { return header >> kTagBits; }
+CHORUS_HOST_DEVICE constexpr uint32_t headerTag(uint64_t header) { return uint32_t(header & kTagMask); }
+CHORUS_HOST_DEVICE constexpr uint32_t tagColl(uint32_t tag) { return (tag >> kTagCollShift) & 7u; }
+CHORUS_HOST_DEVICE constexpr uint32_t tagSeq(uint32_t tag) { return tag & 15u; }
+// The tag of a call (collective `coll` numbered `seq`, its arguments hashed
+// into `args`); messageTag adds a message's size.
+CHORUS_HOST_DEVICE constexpr uint32_t callTag(uint32_t coll, uint64_t seq, uint64_t args) {
+  return uint32_t(seq & 15u) | (coll & 7u) << kTagCollShift | uint32_t((args * 0x9E3779B97F4A7C15ull) >> 51) << kTagHashShift;
+}
+CHORUS_HOST_DEVICE constexpr uint32_t messageTag(uint32_t call, size_t bytes) {
+  return call ^ (uint32_t(uint32_t(bytes) * 0x9E3779B1u) >> 19) << kTagHashShift;
+}
+// A rank that found a mismatch writes one message of this tag into every
+// FIFO it sends on, on all the lines of its inline slot, so that a peer
+// waiting for its data learns it failed (the peer's wait, on any line or
+// on the tail, sees it) instead of waiting out CHORUS_TIMEOUT; line 0's
+// payload holds the failed call's sequence number.
+constexpr uint32_t kAbortTag = kTagAbortColl << kTagCollShift;
+
 CHORUS_HOST_DEVICE constexpr size_t fifoHeaderBytes() {
   return ((sizeof(FifoHeader) + kFifoAlign - 1) / kFifoAlign) * kFifoAlign;
 }

@@ -61,6 +61,7 @@ struct NetHeader {
   uint64_t value;
   uint64_t credit;
   uint64_t sum;   // data with CHORUS_CHECKSUM: the message's checksum (FifoEnd::sums)
+  uint64_t first; // data in a full slot: its header (fifo.h), the flag of its inline slot's line 0
 };
 
 void raiseHead(FifoHeader *fifo, uint64_t consumed) {
@@ -172,6 +173,7 @@ ucs_status_t onData(void *arg, const void *header, size_t headerLength, void *da
   // The sender had a credit for this message, so its slot is free here.
   if (h.lines) memcpy(e.inlineSlot(h.value), data, std::min(length, size_t(h.lines) * kInlineLineBytes));
   else if (length) memcpy(e.slot(h.value), data, std::min(length, e.slotBytes));
+  if (!h.lines) e.inlineSlot(h.value)[0].flag = h.first;
   if (e.sums) e.sums[h.value % kInlineSlots] = h.sum;
   // Handlers run in send order: every earlier message is in place already.
   __atomic_store_n(&e.header->tail.value, h.value + 1, __ATOMIC_RELEASE);
@@ -234,7 +236,8 @@ void ucxPostMessage(void *net, const FifoEnd &e, uint64_t msg, size_t bytes, siz
   FifoEnd &back = st.ctx->recvFrom[size_t(e.peer)];
   back.credited = back.step;
   if (back.step >= back.creditWanted) back.creditWanted = ~uint64_t(0);
-  const NetHeader h{int32_t(st.ctx->rank), uint32_t(lines), msg, back.step, e.sums ? e.sums[msg % kInlineSlots] : 0};
+  const NetHeader h{int32_t(st.ctx->rank), uint32_t(lines), msg, back.step, e.sums ? e.sums[msg % kInlineSlots] : 0,
+                    lines ? 0 : e.inlineSlot(msg)[0].flag};
   if (lines) send(st, e.peer, kAmData, h, e.inlineSlot(msg), lines * kInlineLineBytes);
   else send(st, e.peer, kAmData, h, e.slot(msg), bytes);
 }
