@@ -5,10 +5,16 @@
 # older than configure.ac, configure only when _build has no Makefile (make
 # itself reruns autotools and config.status when their inputs change).
 #
+# --deps-only: stop after the packages and autogen (scripts/demo.sh builds
+# its own, smaller tree).
+#
 # Environment:
 #   CHORUS_CONFIGURE_FLAGS  extra ./configure arguments (first configure only)
 #   CHORUS_JOBS             make parallelism (default 2)
 set -euo pipefail
+
+deps_only=0
+[ "${1:-}" = --deps-only ] && deps_only=1
 
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -49,6 +55,7 @@ fi
 if [ ! -x configure ] || [ configure.ac -nt configure ]; then
   ./autogen.sh
 fi
+[ "$deps_only" = 1 ] && exit 0
 
 mkdir -p _build
 cd _build
