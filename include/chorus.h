@@ -162,6 +162,25 @@ int MPIX_Comm_gpu_trace_dump(MPI_Comm comm);
 /* Library version as "major.minor.patch" plus build configuration. */
 const char *MPIX_Gpu_version_string(void);
 
+/*
+ * Chorus's error classes, registered with MPI_Add_error_class the first
+ * time any is needed.  A program tests a returned code with
+ *   MPI_Error_class(code, &cls);
+ *   if (cls == MPIX_Gpu_error_class(MPIX_GPU_ERR_TIMEOUT)) ...
+ * Needs MPI initialized; returns MPI_UNDEFINED for a kind not listed here
+ * (or when MPI refuses to add a class).
+ */
+enum MPIX_Gpu_error_kind {
+  MPIX_GPU_ERR_ARGUMENT = 0,    /* an invalid argument (named with its value) */
+  MPIX_GPU_ERR_UNSUPPORTED = 1, /* a type, op or buffer Chorus does not take */
+  MPIX_GPU_ERR_TIMEOUT = 2,     /* a peer did not arrive within CHORUS_TIMEOUT */
+  MPIX_GPU_ERR_INTERNAL = 3,    /* a failure inside Chorus, CUDA or UCX */
+  MPIX_GPU_ERR_PEER_FAILED = 4, /* a peer process died, or gave up */
+  MPIX_GPU_ERR_CORRUPT = 5,     /* a message arrived corrupted (CHORUS_CHECKSUM) */
+  MPIX_GPU_ERR_MISMATCH = 6     /* the ranks' calls do not match */
+};
+int MPIX_Gpu_error_class(int kind);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,5 +1,7 @@
 #include "api/errors.h"
 
+#include "chorus.h"
+
 #include <cstdarg>
 #include <cstdio>
 #include <map>
@@ -39,16 +41,21 @@ ErrorTable &table() {
   return t;
 }
 
+// Register every class once (t.mutex held); false when MPI refuses.
+bool registerClasses(ErrorTable &t) {
+  if (t.registered) return true;
+  for (int i = 0; i < int(ErrorClass::Count); ++i) {
+    if (MPI_Add_error_class(&t.classes[i]) != MPI_SUCCESS) return false;
+    MPI_Add_error_string(t.classes[i], kClassText[i]);
+  }
+  t.registered = true;
+  return true;
+}
+
 int codeFor(ErrorClass cls, const std::string &message) {
   ErrorTable &t = table();
   std::lock_guard<std::mutex> lock(t.mutex);
-  if (!t.registered) {
-    for (int i = 0; i < int(ErrorClass::Count); ++i) {
-      if (MPI_Add_error_class(&t.classes[i]) != MPI_SUCCESS) return MPI_ERR_OTHER;
-      MPI_Add_error_string(t.classes[i], kClassText[i]);
-    }
-    t.registered = true;
-  }
+  if (!registerClasses(t)) return MPI_ERR_OTHER;
   const std::string key = std::to_string(int(cls)) + message;
   auto it = t.codes.find(key);
   if (it != t.codes.end()) return it->second;
@@ -88,3 +95,21 @@ int raiseError(MPI_Comm comm, ErrorClass cls, const char *fmt, ...) {
 }
 
 }  // namespace chorus
+
+// The kinds of chorus.h are the ErrorClass values, in order.
+static_assert(MPIX_GPU_ERR_ARGUMENT == int(chorus::ErrorClass::Argument) &&
+                  MPIX_GPU_ERR_UNSUPPORTED == int(chorus::ErrorClass::Unsupported) &&
+                  MPIX_GPU_ERR_TIMEOUT == int(chorus::ErrorClass::Timeout) &&
+                  MPIX_GPU_ERR_INTERNAL == int(chorus::ErrorClass::Internal) &&
+                  MPIX_GPU_ERR_PEER_FAILED == int(chorus::ErrorClass::PeerFailed) &&
+                  MPIX_GPU_ERR_CORRUPT == int(chorus::ErrorClass::Corrupt) &&
+                  MPIX_GPU_ERR_MISMATCH == int(chorus::ErrorClass::Mismatch) &&
+                  MPIX_GPU_ERR_MISMATCH + 1 == int(chorus::ErrorClass::Count),
+              "chorus.h's MPIX_GPU_ERR_* kinds follow ErrorClass");
+
+extern "C" int MPIX_Gpu_error_class(int kind) {
+  if (kind < 0 || kind >= int(chorus::ErrorClass::Count)) return MPI_UNDEFINED;
+  chorus::ErrorTable &t = chorus::table();
+  std::lock_guard<std::mutex> lock(t.mutex);
+  return chorus::registerClasses(t) ? t.classes[kind] : MPI_UNDEFINED;
+}

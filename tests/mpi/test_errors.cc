@@ -339,6 +339,31 @@ BOOST_AUTO_TEST_CASE(error_handler_called) {
   MPI_Comm_free(&c);
 }
 
+// A program can test a returned code's class against chorus.h's kinds: the
+// classes are distinct, registered on demand, and an argument error is in
+// the argument class (its code differs from the class: it carries a message).
+BOOST_AUTO_TEST_CASE(error_classes_exported) {
+  std::vector<int> classes;
+  for (int kind = MPIX_GPU_ERR_ARGUMENT; kind <= MPIX_GPU_ERR_MISMATCH; ++kind) {
+    const int cls = MPIX_Gpu_error_class(kind);
+    BOOST_TEST(cls != MPI_UNDEFINED, "kind " << kind);
+    BOOST_TEST(bool(std::find(classes.begin(), classes.end(), cls) == classes.end()), "kind " << kind << " repeats a class");
+    classes.push_back(cls);
+  }
+  BOOST_CHECK_EQUAL(MPIX_Gpu_error_class(-1), MPI_UNDEFINED);
+  BOOST_CHECK_EQUAL(MPIX_Gpu_error_class(MPIX_GPU_ERR_MISMATCH + 1), MPI_UNDEFINED);
+  MPI_Comm c;
+  BOOST_REQUIRE_EQUAL(MPI_Comm_dup(MPI_COMM_WORLD, &c), MPI_SUCCESS);
+  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  int send[1] = {0}, recv[1] = {0};
+  const int rc = MPIX_Allreduce_gpu(send, recv, -1, MPI_INT, MPI_SUM, c);
+  int cls = -1;
+  BOOST_REQUIRE_EQUAL(MPI_Error_class(rc, &cls), MPI_SUCCESS);
+  BOOST_CHECK_EQUAL(cls, MPIX_Gpu_error_class(MPIX_GPU_ERR_ARGUMENT));
+  BOOST_CHECK(cls != MPIX_Gpu_error_class(MPIX_GPU_ERR_TIMEOUT));
+  MPI_Comm_free(&c);
+}
+
 // After all of the above, a dup of the world works as well as the world.
 BOOST_AUTO_TEST_CASE(still_works) {
   MPI_Comm c;
