@@ -1,8 +1,10 @@
 // The public entry points: validate like MPI would, resolve MPI_IN_PLACE,
 // then hand a request to the executor of the communicator's context.
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 
 #include "api/empty_call.h"
 #include "api/nonblocking.h"
@@ -11,6 +13,7 @@
 #include "chorus.h"
 #include "coll/host_executor.h"
 #include "comm/context.h"
+#include "comm/settings_agree.h"
 #include "transport/fault.h"
 #include "core/log.h"
 #include "core/params.h"
@@ -184,23 +187,63 @@ inline void waitForQueued(Context &ctx) {
   if (ctx.progress && !ctx.progress->idle()) ctx.progress->drain();
 }
 
+// Communicators whose Chorus set-up failed under the interposer: their
+// later calls go to MPI at once, on every rank (each saw the same agreed
+// failure), instead of trying the set-up again.  An attribute, so that it
+// goes with the communicator.
+int setupFailedKeyval() {
+  static int keyval = MPI_KEYVAL_INVALID;
+  static std::once_flag once;
+  std::call_once(once, [] { MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &keyval, nullptr); });
+  return keyval;
+}
+
+bool setupFailedBefore(MPI_Comm comm) {
+  void *value = nullptr;
+  int found = 0;
+  const int keyval = setupFailedKeyval();
+  return keyval != MPI_KEYVAL_INVALID && MPI_Comm_get_attr(comm, keyval, &value, &found) == MPI_SUCCESS && found;
+}
+
+// The context of the call's communicator could not be set up (status `s`).
+// Settings that differ between ranks are the user's to fix: raised, on
+// every rank, naming them.  Anything else (a full /dev/shm, a segment
+// refused) under the interposer's try falls back to MPI, which needs none
+// of it: the set-up agrees its failure on every rank, so every rank falls
+// back alike.  Elsewhere it is raised.
+int failSetup(ApiCall &call, Status s, bool interposed) {
+  const char *disagreement = contextSettingsDisagreement();
+  if (*disagreement) return call.fail(ErrorClass::Argument, "%s", disagreement);
+  if (interposed) {
+    const int keyval = setupFailedKeyval();
+    if (keyval != MPI_KEYVAL_INVALID) MPI_Comm_set_attr(call.comm(), keyval, nullptr);
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true))
+      CHORUS_WARN("%s: Chorus could not set up on this communicator (%s; the WARN lines above say why): its "
+                  "collectives go to MPI", call.name(), statusName(s));
+    t_probe.active = true;  // the try turns into a refusal: the interposer calls MPI
+    return call.fail(ErrorClass::Unsupported, "set-up failed");
+  }
+  return call.failStatus(s, "could not set up Chorus on this communicator (the WARN lines above say why)");
+}
+
 // `req` by rvalue reference: passed by value, GCC copied it with `rep movs`,
 // which waits for the stores of the previous collective (a broadcast root's
 // writes into its peers' FIFOs) to drain: 60% of a small broadcast's time.
 int execute(ApiCall &call, CollRequest &&req, size_t planBytes, MPIX_Gpu_stream stream = nullptr, bool enqueue = false) {
   bool onDevice = false;
   if (!locateBuffers(call, req.sendbuf, req.recvbuf, &onDevice)) return call.code();
+  const bool interposed = t_probe.active;
   if (t_probe.active) {  // the interposer's question is answered: Chorus would run it
     t_probe.where = onDevice ? 1 : 0;
     if (!t_probe.run) return MPI_SUCCESS;
-    if (t_probe.needContext && !call.context())
-      return call.fail(ErrorClass::Unsupported, "the communicator has no Chorus context yet");
+    if (!call.context() && (t_probe.needContext || setupFailedBefore(call.comm())))
+      return call.fail(ErrorClass::Unsupported, "the communicator has no Chorus context");
     t_probe.active = false;  // the interposer's try: run it
   }
   Context *ctx = call.context();
   Status s = ctx ? Status::Ok : contextGet(call.comm(), &ctx);
-  if (s != Status::Ok)
-    return call.failStatus(s, "could not set up Chorus on this communicator (the WARN lines above say why)");
+  if (s != Status::Ok) return failSetup(call, s, interposed);
   // A nonblocking call on host buffers stops here, checked and with its
   // context set up; api/nonblocking.cc queues the rest.  Device buffers run
   // now (see there).
@@ -230,6 +273,15 @@ CollRequest request(Coll coll, const TypeMapping &type, RedOp op, MPI_Count coun
   return r;
 }
 
+// Compare an empty call with the peers' (CHORUS_CHECK): nothing else to do.
+int checkEmpty(ApiCall &call, Context &ctx, const CollRequest &req) {
+  const uint64_t seq = ++ctx.collectives;
+  char text[400];
+  const Status s = checkSignatures(ctx, req, seq, text, sizeof text);
+  if (s != Status::Ok) return failCollective(call, ctx, nullptr, s, text);
+  return MPI_SUCCESS;
+}
+
 // An empty call returns after its checks.  With CHORUS_CHECK on it still
 // takes part in the comparison: a rank passing count 0 where the others pass
 // 1000 is a mismatch like any other, and returning at once would leave the
@@ -239,15 +291,17 @@ int finishEmpty(ApiCall &call, CollRequest &&req, const EmptyCall &empty) {
   if (!paramInt(ParamId::Check)) return emptyCallPassed(empty, call.context());
   Context *ctx = call.context();
   Status s = ctx ? Status::Ok : contextGet(call.comm(), &ctx);
-  if (s != Status::Ok)
-    return call.failStatus(s, "could not set up Chorus on this communicator (the WARN lines above say why)");
+  if (s != Status::Ok) return failSetup(call, s, t_probe.active && t_probe.run);
   if (ctx->checkComm == MPI_COMM_NULL) return emptyCallPassed(empty, ctx);
+  // A nonblocking call compares later, on the communicator's queue: its
+  // comparison waits for the peers' calls, and MPI lets a rank send, before
+  // it waits, what a peer must receive before making its own call.
+  if (DeferredCollective *d = t_deferred) {
+    *d = {true, ctx, req, 0, true};
+    return MPI_SUCCESS;
+  }
   waitForQueued(*ctx);  // the comparison is numbered in call order, after the queued ones
-  const uint64_t seq = ++ctx->collectives;
-  char text[400];
-  s = checkSignatures(*ctx, req, seq, text, sizeof text);
-  if (s != Status::Ok) return failCollective(call, *ctx, nullptr, s, text);
-  return MPI_SUCCESS;
+  return checkEmpty(call, *ctx, req);
 }
 
 }  // namespace
@@ -262,7 +316,8 @@ allreduceChecked(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
   RedOp redop;
   if (!call.checkComm() || !call.checkCount("count", count) || !call.checkReduction(datatype, op, &type, &redop) ||
       !call.checkBytes(count, type.size, 1) || !call.checkBuffer("sendbuf", sendbuf, count) ||
-      !call.checkBuffer("recvbuf", recvbuf, count) || !call.checkNotInPlace("recvbuf", recvbuf))
+      !call.checkBuffer("recvbuf", recvbuf, count) || !call.checkNotInPlace("recvbuf", recvbuf) ||
+      !call.checkNotAliased(sendbuf, recvbuf, count))
     return call.code();
   if (count == 0) return finishEmpty(call, request(Coll::Allreduce, type, redop, count, sendbuf, recvbuf, 0), empty);
   if (sendbuf == MPI_IN_PLACE) sendbuf = recvbuf;
@@ -288,7 +343,8 @@ reduceChecked(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype 
       !call.checkBuffer("sendbuf", sendbuf, count))
     return call.code();
   const bool isRoot = call.rank() == root;
-  if (isRoot && (!call.checkBuffer("recvbuf", recvbuf, count) || !call.checkNotInPlace("recvbuf", recvbuf)))
+  if (isRoot && (!call.checkBuffer("recvbuf", recvbuf, count) || !call.checkNotInPlace("recvbuf", recvbuf) ||
+                 !call.checkNotAliased(sendbuf, recvbuf, count)))
     return call.code();
   if (!isRoot && !call.checkNotInPlace("sendbuf (MPI_IN_PLACE is for the root only)", sendbuf)) return call.code();
   if (count == 0)
@@ -340,7 +396,7 @@ static bool checkBlockExchange(ApiCall &call, const void *sendbuf, MPI_Count sen
   return sendbuf == MPI_IN_PLACE ||
          (call.checkCount("sendcount", sendcount) && call.checkType("sendtype", sendtype, &stype) &&
           call.checkSameSignature(sendcount, sendtype, stype, recvcount, recvtype, *rtype) &&
-          call.checkBuffer("sendbuf", sendbuf, sendcount));
+          call.checkBuffer("sendbuf", sendbuf, sendcount) && call.checkNotAliased(sendbuf, recvbuf, recvcount));
 }
 
 static int __attribute__((noinline))
@@ -379,7 +435,7 @@ reduceScatterBlockChecked(const void *sendbuf, void *recvbuf, MPI_Count recvcoun
   if (!call.checkComm() || !call.checkCount("recvcount", recvcount) ||
       !call.checkReduction(datatype, op, &type, &redop) || !call.checkBytes(recvcount, type.size, call.size()) ||
       !call.checkBuffer("sendbuf", sendbuf, recvcount) || !call.checkBuffer("recvbuf", recvbuf, recvcount) ||
-      !call.checkNotInPlace("recvbuf", recvbuf))
+      !call.checkNotInPlace("recvbuf", recvbuf) || !call.checkNotAliased(sendbuf, recvbuf, recvcount))
     return call.code();
   if (recvcount == 0)
     return finishEmpty(call, request(Coll::ReduceScatter, type, redop, recvcount, sendbuf, recvbuf, 0), empty);
@@ -435,6 +491,7 @@ thread_local DeferredCollective *t_deferred __attribute__((tls_model("initial-ex
 
 int runDeferred(const char *name, MPI_Comm comm, DeferredCollective &d) {
   ApiCall call(name, comm);
+  if (d.checkOnly) return checkEmpty(call, *d.ctx, d.req);
   return perform(call, d.ctx, d.req, d.planBytes, false, nullptr, false);
 }
 
@@ -535,7 +592,7 @@ int MPIX_Comm_gpu_init(MPI_Comm comm, MPI_Info) {
   ApiCall call("MPIX_Comm_gpu_init", comm);
   if (!call.checkComm()) return call.code();
   Status s = contextInit(comm);
-  return s == Status::Ok ? MPI_SUCCESS : call.failStatus(s, "could not set up Chorus on this communicator");
+  return s == Status::Ok ? MPI_SUCCESS : failSetup(call, s, false);
 }
 
 int MPIX_Comm_gpu_free(MPI_Comm comm) {

@@ -22,6 +22,9 @@ struct DeferredCollective {
   Context *ctx = nullptr;
   CollRequest req{};
   size_t planBytes = 0;
+  // An empty call under CHORUS_CHECK: nothing moves, but its comparison
+  // with the peers' calls is still to be made, in its turn on the queue.
+  bool checkOnly = false;
 };
 // Set by a nonblocking entry point around its blocking implementation.
 extern thread_local DeferredCollective *t_deferred __attribute__((tls_model("initial-exec")));

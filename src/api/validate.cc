@@ -136,6 +136,12 @@ bool ApiCall::failInPlace(const char *arg) {
   return false;
 }
 
+bool ApiCall::failAliased(const void *buf) {
+  fail(ErrorClass::Argument, "sendbuf = recvbuf = %p: the buffers must not be the same; for an in-place call pass "
+       "MPI_IN_PLACE as sendbuf", buf);
+  return false;
+}
+
 bool ApiCall::failBytes(MPI_Count count, size_t elemSize, int blocks) {
   fail(ErrorClass::Argument, "count = %lld elements of %zu bytes on %d ranks overflows the address space",
        (long long)count, elemSize, blocks);

@@ -70,6 +70,12 @@ class ApiCall {
     return buf || count == 0 || failBuffer(arg, count);
   }
   bool checkNotInPlace(const char *arg, const void *buf) { return buf != MPI_IN_PLACE || failInPlace(arg); }
+  // MPI forbids a send buffer that is the receive buffer: in place is said
+  // with MPI_IN_PLACE (which each collective defines), and the algorithms
+  // would read what they already overwrote.
+  bool checkNotAliased(const void *sendbuf, const void *recvbuf, MPI_Count count) {
+    return sendbuf != recvbuf || count == 0 || failAliased(sendbuf);
+  }
   bool checkBytes(MPI_Count count, size_t elemSize, int blocks) {
     const unsigned long long limit = ~0ull >> 2;
     unsigned long long bytes = 0;  // multiplied, not divided: divisions cost ~20 ns per call
@@ -108,6 +114,7 @@ class ApiCall {
   bool failRoot(int root);
   bool failBuffer(const char *arg, MPI_Count count);
   bool failInPlace(const char *arg);
+  bool failAliased(const void *buf);
   bool failBytes(MPI_Count count, size_t elemSize, int blocks);
 
   const char *name_;

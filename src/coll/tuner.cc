@@ -242,7 +242,11 @@ Plan planCollective(Coll coll, size_t bytes, const PlanShape &shape) {
   const int nranks = shape.nranks;
   const bool severalNodes = shape.nnodes > 1;
   if (nranks == 1) return {Algo::Local, "a single rank"};
-  static const Forced forced = forcedAlgo();  // settings are read once per process
+  // Settings are read once per process.  Those read here (CHORUS_ALGO and
+  // the *_MAX_BYTES crossovers) are ParamScope::Agreed: a communicator's
+  // set-up fails unless every rank has the same values, so every rank plans
+  // alike (comm/settings_agree.h).
+  static const Forced forced = forcedAlgo();
   if (coll == Coll::Alltoall) {
     const bool singleCopy = shape.singleCopy && nranks <= kMaxSingleCopyRanks;
     if (forced == Forced::SingleCopy && singleCopy) return {Algo::SingleCopy, "CHORUS_ALGO=single_copy"};

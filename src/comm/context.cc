@@ -13,6 +13,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "comm/settings_agree.h"
 #include "core/log.h"
 #include "core/params.h"
 #include "core/progress.h"
@@ -270,6 +271,7 @@ Status agreeSingleCopy(Context &ctx) {
 }
 
 Status bootstrap(Context &ctx) {
+  clearSettingsDisagreement();
   MPI_Comm comm = ctx.comm;
   CHORUS_MPICHECK(MPI_Comm_rank(comm, &ctx.rank));
   CHORUS_MPICHECK(MPI_Comm_size(comm, &ctx.nranks));
@@ -285,9 +287,12 @@ Status bootstrap(Context &ctx) {
   // one rank asking turns them on for all.
   // And the cores of its machine, so that every rank computes the same
   // crowding of the busiest machine for the planner (PlanShape::cpuShare).
-  constexpr size_t kFields = 5;
+  // And the hash of the settings every rank must share (ParamScope::Agreed):
+  // compared before anything is sized or planned from them.
+  constexpr size_t kFields = 6;
   const uint64_t mine[kFields] = {self.hostHash, machineIdentity(), uint64_t(topoRankKey(-1)),
-                                  uint64_t(paramInt(ParamId::Checksum) > 0), uint64_t(topoUsableCores())};
+                                  uint64_t(paramInt(ParamId::Checksum) > 0), uint64_t(topoUsableCores()),
+                                  agreedSettingsHash()};
   std::vector<uint64_t> all(kFields * size_t(ctx.nranks)), hosts(size_t(ctx.nranks));
   std::vector<int64_t> places(size_t(ctx.nranks));
   CHORUS_MPICHECK(MPI_Allgather(mine, int(kFields), MPI_UINT64_T, all.data(), int(kFields), MPI_UINT64_T, comm));
@@ -296,8 +301,10 @@ Status bootstrap(Context &ctx) {
   std::unordered_map<uint64_t, int> ranksOnMachine;
   for (int r = 0; r < ctx.nranks; ++r) ++ranksOnMachine[all[kFields * size_t(r) + 1]];
   double cpuShare = 1.0;
+  bool settingsDiffer = false;
   for (int r = 0; r < ctx.nranks; ++r) {
     const uint64_t *theirs = &all[kFields * size_t(r)];
+    settingsDiffer = settingsDiffer || theirs[5] != mine[5];
     hosts[size_t(r)] = theirs[0];
     sameMachine[size_t(r)] = theirs[1] == mine[1];
     onMachine += sameMachine[size_t(r)];
@@ -305,6 +312,9 @@ Status bootstrap(Context &ctx) {
     askChecksum += theirs[3] != 0;
     if (theirs[4] > 0) cpuShare = std::max(cpuShare, double(ranksOnMachine[theirs[1]]) / double(theirs[4]));
   }
+  // Every rank saw the same exchange, so every rank fails here alike,
+  // naming the setting (a second exchange, of the values).
+  if (settingsDiffer) return describeSettingsDisagreement(comm, ctx.nranks);
   ctx.checksum = askChecksum > 0;
   if (askChecksum > 0 && askChecksum < ctx.nranks && !mine[3])
     CHORUS_WARN("CHORUS_CHECKSUM=1 on %d of the %d ranks of this communicator but not on this one: on for all",

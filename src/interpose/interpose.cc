@@ -117,6 +117,8 @@ int routeExchange(Coll coll, const ExchangeArgs &a, bool sendPerPeer, Chorus &&c
   if ((st.dense && rt.dense) || decideBy() != Decide::Signature)
     return routeOrMpi(coll, a.comm, st.dense && rt.dense,
                       [&] { return chorus(a.sendbuf, sn, st.base, a.recvbuf, rn, rt.base); }, mpi);
+  // Negative counts are MPI's to report (MPI_ERR_COUNT), not staging's.
+  if (a.recvcount < 0 || (!inPlace && a.sendcount < 0)) return viaMpi(coll, mpi);
   int size = 1;
   PMPI_Comm_size(a.comm, &size);
   const MPI_Count sendElems = MPI_Count(a.sendcount) * (sendPerPeer ? size : 1);
@@ -125,7 +127,7 @@ int routeExchange(Coll coll, const ExchangeArgs &a, bool sendPerPeer, Chorus &&c
   bool fellBack = false;
   in.data = inPlace || st.dense ? nullptr : stageIn(a.sendbuf, sendElems, a.sendtype, st, true, a.comm);
   out.data = rt.dense ? nullptr : stageIn(a.recvbuf, recvElems, a.recvtype, rt, inPlace, a.comm);
-  if ((!inPlace && !st.dense && !in.data) || (!rt.dense && !out.data)) return MPI_ERR_NO_MEM;
+  if ((!inPlace && !st.dense && !in.data) || (!rt.dense && !out.data)) return stagingFailed(a.comm);
   const void *s = inPlace ? MPI_IN_PLACE : in.data ? in.data : a.sendbuf;
   void *r = out.data ? out.data : a.recvbuf;
   const int rc = routeOrMpi(coll, a.comm, true, [&] { return chorus(s, sn, st.base, r, rn, rt.base); },
@@ -158,12 +160,13 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
   if (t.dense || decideBy() != Decide::Signature)
     return routeOrMpi(kAllreduce, comm, t.dense,
                       [&] { return MPIX_Allreduce_gpu(sendbuf, recvbuf, n, t.base, op, comm); }, mpi);
+  if (count < 0) return viaMpi(kAllreduce, mpi);  // MPI_ERR_COUNT, MPI's to raise
   const bool inPlace = sendbuf == MPI_IN_PLACE;
   Staged in, out;
   bool fellBack = false;
   in.data = inPlace ? nullptr : stageIn(sendbuf, count, datatype, t, true, comm);
   out.data = stageIn(recvbuf, count, datatype, t, inPlace, comm);
-  if ((!inPlace && !in.data) || !out.data) return MPI_ERR_NO_MEM;
+  if ((!inPlace && !in.data) || !out.data) return stagingFailed(comm);
   const int rc = routeOrMpi(kAllreduce, comm, true,
                             [&] { return MPIX_Allreduce_gpu(inPlace ? MPI_IN_PLACE : in.data, out.data, n, t.base,
                                                             op, comm); },
@@ -181,6 +184,7 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
   if (t.dense || decideBy() != Decide::Signature)
     return routeOrMpi(kReduce, comm, t.dense,
                       [&] { return MPIX_Reduce_gpu(sendbuf, recvbuf, n, t.base, op, root, comm); }, mpi);
+  if (count < 0) return viaMpi(kReduce, mpi);
   // Only the root has a receive buffer (and may pass MPI_IN_PLACE).
   int rank = 0;
   PMPI_Comm_rank(comm, &rank);
@@ -189,7 +193,7 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
   bool fellBack = false;
   in.data = inPlace ? nullptr : stageIn(sendbuf, count, datatype, t, true, comm);
   out.data = isRoot ? stageIn(recvbuf, count, datatype, t, inPlace, comm) : nullptr;
-  if ((!inPlace && !in.data) || (isRoot && !out.data)) return MPI_ERR_NO_MEM;
+  if ((!inPlace && !in.data) || (isRoot && !out.data)) return stagingFailed(comm);
   const int rc = routeOrMpi(kReduce, comm, true,
                             [&] { return MPIX_Reduce_gpu(inPlace ? MPI_IN_PLACE : in.data, isRoot ? out.data : recvbuf,
                                                          n, t.base, op, root, comm); },
@@ -205,12 +209,13 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
   const MPI_Count n = count * t.per;
   if (t.dense || decideBy() != Decide::Signature)
     return routeOrMpi(kBcast, comm, t.dense, [&] { return MPIX_Bcast_gpu(buffer, n, t.base, root, comm); }, mpi);
+  if (count < 0) return viaMpi(kBcast, mpi);
   int rank = 0;
   PMPI_Comm_rank(comm, &rank);
   Staged staged;
   bool fellBack = false;
   staged.data = stageIn(buffer, count, datatype, t, rank == root, comm);
-  if (!staged.data) return MPI_ERR_NO_MEM;
+  if (!staged.data) return stagingFailed(comm);
   const int rc = routeOrMpi(kBcast, comm, true, [&] { return MPIX_Bcast_gpu(staged.data, n, t.base, root, comm); },
                             [&] { return fellBack = true, MPI_SUCCESS; });
   if (fellBack) return mpi();  // refused (counted): MPI on the user's own arguments
@@ -237,6 +242,7 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, 
   if (t.dense || decideBy() != Decide::Signature)
     return routeOrMpi(kReduceScatterBlock, comm, t.dense,
                       [&] { return MPIX_Reduce_scatter_block_gpu(sendbuf, recvbuf, n, t.base, op, comm); }, mpi);
+  if (recvcount < 0) return viaMpi(kReduceScatterBlock, mpi);
   int size = 1;
   PMPI_Comm_size(comm, &size);
   const bool inPlace = sendbuf == MPI_IN_PLACE;
@@ -246,7 +252,7 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, 
   bool fellBack = false;
   in.data = stageIn(inPlace ? recvbuf : sendbuf, all, datatype, t, true, comm);
   out.data = inPlace ? nullptr : stageIn(recvbuf, recvcount, datatype, t, false, comm);
-  if (!in.data || (!inPlace && !out.data)) return MPI_ERR_NO_MEM;
+  if (!in.data || (!inPlace && !out.data)) return stagingFailed(comm);
   const int rc = routeOrMpi(kReduceScatterBlock, comm, true,
                             [&] { return MPIX_Reduce_scatter_block_gpu(inPlace ? MPI_IN_PLACE : in.data,
                                                                        inPlace ? in.data : out.data, n, t.base, op,

@@ -96,6 +96,8 @@ int tryExchange(Coll coll, const ExchangeArgs &a, bool sendPerPeer, Chorus &&cho
   const MPI_Count rn = a.recvcount * rt.per, sn = inPlace ? rn : a.sendcount * st.per;
   if (st.dense && rt.dense)
     return tryOrMpi(coll, [&] { return chorus(a.sendbuf, sn, st.base, a.recvbuf, rn, rt.base); }, mpi);
+  // Negative counts are MPI's to report (MPI_ERR_COUNT), not staging's.
+  if (a.recvcount < 0 || (!inPlace && a.sendcount < 0)) return viaMpi(coll, mpi);
   int size = 1;
   PMPI_Comm_size(a.comm, &size);
   const MPI_Count sendElems = MPI_Count(a.sendcount) * (sendPerPeer ? size : 1);
@@ -106,7 +108,7 @@ int tryExchange(Coll coll, const ExchangeArgs &a, bool sendPerPeer, Chorus &&cho
   if ((!inPlace && !st.dense && !staged->in) ||
       (!rt.dense && (!staged->out || !staged->returnTo(a.recvbuf, recvElems, a.recvtype, rt)))) {
     delete staged;
-    return MPI_ERR_NO_MEM;
+    return stagingFailed(a.comm);
   }
   const void *s = inPlace ? MPI_IN_PLACE : staged->in ? staged->in : a.sendbuf;
   void *r = staged->out ? staged->out : a.recvbuf;
@@ -126,13 +128,14 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
   if (t.dense)
     return tryOrMpi(kIallreduce, [&] { return MPIX_Iallreduce_gpu(sendbuf, recvbuf, n, t.base, op, comm, request); },
                     mpi);
+  if (count < 0) return viaMpi(kIallreduce, mpi);  // MPI_ERR_COUNT, MPI's to raise
   const bool inPlace = sendbuf == MPI_IN_PLACE;
   auto *staged = new StagedCall;
   if (!inPlace) staged->in = stageIn(sendbuf, count, datatype, t, true, MPI_COMM_SELF);
   staged->out = stageIn(recvbuf, count, datatype, t, inPlace, MPI_COMM_SELF);
   if ((!inPlace && !staged->in) || !staged->out || !staged->returnTo(recvbuf, count, datatype, t)) {
     delete staged;
-    return MPI_ERR_NO_MEM;
+    return stagingFailed(comm);
   }
   return tryStaged(kIallreduce, staged, [&] {
     return MPIX_Iallreduce_gpu(inPlace ? MPI_IN_PLACE : staged->in, staged->out, n, t.base, op, comm, request);
@@ -148,6 +151,7 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
   if (t.dense)
     return tryOrMpi(kIreduce, [&] { return MPIX_Ireduce_gpu(sendbuf, recvbuf, n, t.base, op, root, comm, request); },
                     mpi);
+  if (count < 0) return viaMpi(kIreduce, mpi);
   int rank = 0;
   PMPI_Comm_rank(comm, &rank);
   const bool isRoot = rank == root, inPlace = sendbuf == MPI_IN_PLACE;
@@ -156,7 +160,7 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
   if (isRoot) staged->out = stageIn(recvbuf, count, datatype, t, inPlace, MPI_COMM_SELF);
   if ((!inPlace && !staged->in) || (isRoot && (!staged->out || !staged->returnTo(recvbuf, count, datatype, t)))) {
     delete staged;
-    return MPI_ERR_NO_MEM;
+    return stagingFailed(comm);
   }
   return tryStaged(kIreduce, staged, [&] {
     return MPIX_Ireduce_gpu(inPlace ? MPI_IN_PLACE : staged->in, isRoot ? staged->out : recvbuf, n, t.base, op, root,
@@ -171,13 +175,14 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
   const MPI_Count n = count * t.per;
   if (t.dense)
     return tryOrMpi(kIbcast, [&] { return MPIX_Ibcast_gpu(buffer, n, t.base, root, comm, request); }, mpi);
+  if (count < 0) return viaMpi(kIbcast, mpi);
   int rank = 0;
   PMPI_Comm_rank(comm, &rank);
   auto *staged = new StagedCall;
   staged->out = stageIn(buffer, count, datatype, t, rank == root, MPI_COMM_SELF);
   if (!staged->out || (rank != root && !staged->returnTo(buffer, count, datatype, t))) {
     delete staged;
-    return MPI_ERR_NO_MEM;
+    return stagingFailed(comm);
   }
   return tryStaged(kIbcast, staged,
                    [&] { return MPIX_Ibcast_gpu(staged->out, n, t.base, root, comm, request); }, mpi);
@@ -203,6 +208,7 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     return tryOrMpi(kIreduceScatterBlock, [&] {
       return MPIX_Ireduce_scatter_block_gpu(sendbuf, recvbuf, n, t.base, op, comm, request);
     }, mpi);
+  if (recvcount < 0) return viaMpi(kIreduceScatterBlock, mpi);
   int size = 1;
   PMPI_Comm_size(comm, &size);
   const bool inPlace = sendbuf == MPI_IN_PLACE;
@@ -212,7 +218,7 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
   if (!inPlace) staged->out = stageIn(recvbuf, recvcount, datatype, t, false, MPI_COMM_SELF);
   if (!staged->in || (!inPlace && !staged->out) || !staged->returnTo(recvbuf, recvcount, datatype, t)) {
     delete staged;
-    return MPI_ERR_NO_MEM;
+    return stagingFailed(comm);
   }
   if (inPlace) std::swap(staged->in, staged->out);  // the hook copies `out` back
   return tryStaged(kIreduceScatterBlock, staged, [&] {

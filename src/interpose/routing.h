@@ -105,8 +105,15 @@ int routeOrMpi(Coll coll, MPI_Comm comm, bool stageable, Call &&call, Mpi &&mpi)
     }
     case Decide::Agreement:
       if (agreeToRoute(comm, stageable, [](void *c) { return (*static_cast<Call *>(c))(); }, &call)) {
-        countChorus(coll);
-        return call();
+        // Tried too: its checks passed on every rank, and a Chorus set-up
+        // that fails (agreed on every rank: a full /dev/shm) hands the call
+        // back to MPI on every rank.
+        chorus_interpose_try_begin(0);
+        const int rc = call();
+        if (chorus_interpose_try_end(rc)) {
+          countChorus(coll);
+          return rc;
+        }
       }
       break;
   }

@@ -142,7 +142,11 @@ void *stageIn(const void *user, MPI_Count count, MPI_Datatype dt, const TypeShap
   MPI_Aint lb = 0, extent = 0, baseLb = 0, baseExtent = 0;
   PMPI_Type_get_extent(dt, &lb, &extent);
   PMPI_Type_get_extent(shape.base, &baseLb, &baseExtent);
-  const size_t bytes = size_t(count) * size_t(shape.per) * size_t(baseExtent);
+  size_t bytes = 0;
+  if (count < 0 || baseExtent < 0 ||
+      __builtin_mul_overflow(size_t(count), size_t(shape.per), &bytes) ||
+      __builtin_mul_overflow(bytes, size_t(baseExtent), &bytes))
+    return nullptr;
   void *staged = malloc(bytes > 0 ? bytes : 1);
   if (!staged || !copy) return staged;
   const MPI_Count chunk = chunkOf(shape);
@@ -182,5 +186,10 @@ int stageOut(const void *staged, void *user, MPI_Count count, MPI_Datatype dt, c
 }
 
 void stageFree(void *staged) { free(staged); }
+
+int stagingFailed(MPI_Comm comm) {
+  PMPI_Comm_call_errhandler(comm, MPI_ERR_NO_MEM);
+  return MPI_ERR_NO_MEM;
+}
 
 }  // namespace chorus_interpose

@@ -26,8 +26,13 @@ bool typeShape(MPI_Datatype dt, TypeShape *out);
 // as count * per elements of the base type in a buffer of their own, and
 // back.  stageIn returns nullptr when memory runs out (copying the data in
 // when `copy`).
+// A negative count or one whose bytes overflow stages nothing (nullptr):
+// callers send negative counts to MPI, whose checks raise MPI_ERR_COUNT.
 void *stageIn(const void *user, MPI_Count count, MPI_Datatype dt, const TypeShape &shape, bool copy, MPI_Comm comm);
 int stageOut(const void *staged, void *user, MPI_Count count, MPI_Datatype dt, const TypeShape &shape, MPI_Comm comm);
 void stageFree(void *staged);
+// Staging memory ran out: MPI_ERR_NO_MEM through `comm`'s error handler,
+// as MPI raises its own errors, and returned.
+int stagingFailed(MPI_Comm comm);
 
 }  // namespace chorus_interpose

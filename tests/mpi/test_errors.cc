@@ -153,6 +153,27 @@ BOOST_AUTO_TEST_CASE(negative_count) {
   expectWorks(w, "world");
 }
 
+// Issue 33, item 6: MPI forbids sendbuf == recvbuf (in place is said with
+// MPI_IN_PLACE); it was accepted, and the algorithms then read what they had
+// already overwritten.
+BOOST_AUTO_TEST_CASE(aliased_buffers) {
+  const MPI_Comm w = MPI_COMM_WORLD;
+  const int c = static_cast<int>(kRecvInts) / std::max(worldSize(), 1) / 2;
+  const std::vector<std::string> need = {"sendbuf = recvbuf", "MPI_IN_PLACE"};
+  expectError("allreduce sendbuf == recvbuf", need,
+              [&](int *r) { return MPIX_Allreduce_gpu(r, r, 4, MPI_INT, MPI_SUM, w); });
+  if (worldRank() == 0)  // the root's buffers only: the others have no recvbuf
+    expectError("reduce sendbuf == recvbuf at the root", need,
+                [&](int *r) { return MPIX_Reduce_gpu(r, r, 4, MPI_INT, MPI_SUM, 0, w); });
+  expectError("allgather sendbuf == recvbuf", need,
+              [&](int *r) { return MPIX_Allgather_gpu(r, c, MPI_INT, r, c, MPI_INT, w); });
+  expectError("reduce_scatter_block sendbuf == recvbuf", need,
+              [&](int *r) { return MPIX_Reduce_scatter_block_gpu(r, r, c, MPI_INT, MPI_SUM, w); });
+  expectError("alltoall sendbuf == recvbuf", need,
+              [&](int *r) { return MPIX_Alltoall_gpu(r, c, MPI_INT, r, c, MPI_INT, w); });
+  expectWorks(w, "world");
+}
+
 BOOST_AUTO_TEST_CASE(null_buffer) {
   int send[kRecvInts] = {0};
   const MPI_Comm w = MPI_COMM_WORLD;

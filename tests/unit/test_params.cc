@@ -59,6 +59,21 @@ BOOST_AUTO_TEST_CASE(environment_values_are_validated) {
   BOOST_TEST(std::string(paramRaw(ParamId::Algo)) == "bogus");
   BOOST_TEST(paramInt(ParamId::Timeout) == 12);
   BOOST_TEST(paramInt(ParamId::DirectMaxBytes) == -1);
+  // What the ranks compare for the settings they must share (issue 33,
+  // item 4): the value, not its spelling ("1M" is 1048576 on every rank).
+  BOOST_TEST(paramCanonical(ParamId::ShmSlotSize) == "1048576");
+  BOOST_TEST(paramCanonical(ParamId::DirectMaxBytes) == "auto");
+  BOOST_TEST(paramCanonical(ParamId::Algo) == "auto");
+}
+
+// The settings that shape what travels between ranks are marked to be
+// agreed at set-up; per-rank ones (the node identity) must not be.
+BOOST_AUTO_TEST_CASE(agreed_settings) {
+  for (ParamId id : {ParamId::Algo, ParamId::Proto, ParamId::LLFlagBits, ParamId::ShmSlotSize, ParamId::ShmSlots,
+                     ParamId::DirectMaxBytes, ParamId::TreeMaxBytes, ParamId::Check})
+    BOOST_TEST((paramSpec(id).scope == ParamScope::Agreed), paramSpec(id).env);
+  for (ParamId id : {ParamId::HostId, ParamId::Timeout, ParamId::Debug, ParamId::TraceFile, ParamId::Checksum})
+    BOOST_TEST((paramSpec(id).scope == ParamScope::Local), paramSpec(id).env);
 }
 
 BOOST_AUTO_TEST_CASE(planner_choices) {

@@ -2,8 +2,12 @@
 // publish ring and its inbound FIFOs, one per peer on its node, each full or
 // small as its link needs (coll/bulk_links.h); peers map it and write into
 // "their" FIFO.  Names are unlinked as soon as every peer has mapped them,
-// so a crashed job leaves nothing behind in /dev/shm.
+// so a job that crashes once it is set up leaves nothing behind in /dev/shm;
+// one killed during the set-up leaves its segments to the next set-up on
+// the machine, which removes those of dead processes (shmReapDead).
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -14,6 +18,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "transport/shm/shm.h"
@@ -81,6 +87,26 @@ Status shmMapSegment(const char *name, size_t bytes, bool create, char **out) {
     CHORUS_WARN("shm_open(%s) failed: %s", name, strerror(errno));
     return Status::SystemError;
   }
+  if (!create) {
+    // A peer's segment is mapped at the size this rank computes for it; a
+    // page of it that the file does not hold is a SIGBUS at first touch, in
+    // the middle of a collective.  Refuse any other size (the ranks sized it
+    // from different settings, or someone resized it) and any other owner.
+    struct stat st {};
+    if (fstat(fd, &st) != 0) {
+      CHORUS_WARN("fstat of shared-memory segment %s failed: %s", name, strerror(errno));
+      close(fd);
+      return Status::SystemError;
+    }
+    if (st.st_uid != geteuid() || uint64_t(st.st_size) != uint64_t(bytes)) {
+      CHORUS_WARN("shared-memory segment %s is %lld bytes owned by uid %d where %zu bytes owned by uid %d were "
+                  "expected: the ranks sized it from different settings (CHORUS_SHM_SLOT_SIZE, CHORUS_SHM_SLOTS) "
+                  "or another process changed it; not mapped",
+                  name, (long long)st.st_size, int(st.st_uid), bytes, int(geteuid()));
+      close(fd);
+      return Status::SystemError;
+    }
+  }
   if (create) {
     // Reserve the pages now: a full /dev/shm then fails here with a clear
     // error instead of a SIGBUS in the middle of a collective.
@@ -104,14 +130,60 @@ Status shmMapSegment(const char *name, size_t bytes, bool create, char **out) {
   return Status::Ok;
 }
 
+namespace {
+
+// This process's pid namespace (the inode of /proc/self/ns/pid; 0 when
+// unknown).  A pid means this process only inside its namespace: a segment
+// is reaped only by a process of the namespace that named it.
+unsigned long long pidNamespace() {
+  static const unsigned long long ns = [] {
+    struct stat st {};
+    return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long long)st.st_ino : 0ull;
+  }();
+  return ns;
+}
+
+}  // namespace
+
 void shmSegmentName(char *out, size_t len) {
   static std::atomic<unsigned> sequence{0};
-  // The pid keeps names apart; 64 random bits make them unguessable, so no
-  // other local user can pre-create the segment (O_EXCL refuses it then) or
-  // open it before it is unlinked.
+  // The pid keeps names apart and, with the pid namespace, says whose the
+  // segment is (shmReapDead); 64 random bits make names unguessable, so no
+  // other local user can pre-create the segment (O_EXCL refuses it then)
+  // or open it before it is unlinked.
   uint64_t nonce = 0;
   if (getrandom(&nonce, sizeof nonce, 0) != ssize_t(sizeof nonce)) nonce = uint64_t(nowForNonce()) * 0x9e3779b97f4a7c15ull;
-  snprintf(out, len, "/chorus-%d-%u-%016llx", int(getpid()), sequence++, (unsigned long long)nonce);
+  snprintf(out, len, "/chorus-%d-%llx-%u-%016llx", int(getpid()), pidNamespace(), sequence++,
+           (unsigned long long)nonce);
+}
+
+int shmReapDead() {
+  DIR *dir = opendir("/dev/shm");
+  if (!dir) return 0;
+  const unsigned long long ns = pidNamespace();
+  int reaped = 0;
+  while (dirent *e = readdir(dir)) {
+    int pid = 0, used = 0;
+    unsigned long long theirNs = 0;
+    unsigned seq = 0;
+    // The name as shmSegmentName writes it, whole ("chorus-emu-..." and
+    // other files do not parse).
+    if (sscanf(e->d_name, "chorus-%d-%llx-%u-%*16[0-9a-f]%n", &pid, &theirNs, &seq, &used) != 3 ||
+        e->d_name[used] != 0 || pid <= 0 || ns == 0 || theirNs != ns || pid == getpid())
+      continue;
+    if (kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to judge)
+    const std::string path = std::string("/dev/shm/") + e->d_name;
+    struct stat st {};
+    // Only our own: /dev/shm is sticky, and another user's is not ours to remove.
+    if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) continue;
+    if (shm_unlink((std::string("/") + e->d_name).c_str()) == 0) {
+      ++reaped;
+      CHORUS_INFO(kSubsysTransport, "removed shm segment %s (%lld bytes) of pid %d, which died during its set-up",
+                  e->d_name, (long long)st.st_size, pid);
+    }
+  }
+  closedir(dir);
+  return reaped;
 }
 
 namespace {
@@ -123,6 +195,10 @@ Status shmSetup(PeerLinks &ctx, PeerInfo &self) {
   st->bytes = layout.bytes;
   ctx.shmSegmentBytes = st->bytes;
   if (st->bytes == 0) return Status::Ok;  // alone on its node, in a communicator spanning nodes: nothing to share
+  // Once per process: segments of jobs killed during their set-up, before
+  // their names were unlinked, would otherwise hold their memory until reboot.
+  static std::once_flag reap;
+  std::call_once(reap, [] { shmReapDead(); });
   shmSegmentName(st->name, sizeof st->name);
   CHORUS_CHECK(shmMapSegment(st->name, st->bytes, true, &st->local));
   st->linked = true;

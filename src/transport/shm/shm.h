@@ -9,12 +9,19 @@
 
 namespace chorus {
 
-// A fresh segment name: "/chorus-<pid>-<sequence>-<64 random bits in hex>".
+// A fresh segment name: "/chorus-<pid>-<pid namespace, hex>-<sequence>-<64
+// random bits in hex>".
 void shmSegmentName(char *out, size_t len);
 
 // Map segment `name` of `bytes`.  With `create`, create it exclusively
 // (O_EXCL: a name that exists already, pre-created by anyone, is refused)
-// with mode 0600 and reserve its pages; otherwise open an existing one.
+// with mode 0600 and reserve its pages; otherwise open an existing one,
+// refused (SystemError) unless it is `bytes` long and this user's.
 Status shmMapSegment(const char *name, size_t bytes, bool create, char **out);
+
+// Remove the segments that processes of this pid namespace and user named
+// (shmSegmentName) and left behind when they died before unlinking them (a
+// job killed during its set-up).  Returns how many were removed.
+int shmReapDead();
 
 }  // namespace chorus
