@@ -93,8 +93,8 @@ if [ "${CHORUS_TEST_SANITIZERS:-1}" != 0 ]; then
 fi
 
 # The second MPI: Debian's MPICH 4.0 (mpicc.mpich, Hydra's mpiexec.mpich),
-# host only, in _build_mpich (scripts/test-mpich.sh): the unit tests, then
-# multi-rank tests chosen to cross every boundary once (shared memory, UCX
+# host only, in _build_mpich (scripts/test-mpich.sh): multi-rank tests
+# chosen to cross every boundary once (shared memory, UCX
 # between 2x2 played nodes, ring, tree, direct, nonblocking, bad arguments),
 # the Fortran module, and libchorus_mpi.so under MPICH's symbol names from
 # C and from Fortran (`use mpi`, `use mpi_f08`).  The killed-rank tests skip
