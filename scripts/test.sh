@@ -2,7 +2,9 @@
 # test.sh - build Chorus (scripts/setup.sh) and run make check in _build,
 # then the GPU tier on the CPU emulation of CUDA in _build_emu, then the
 # sanitizer stage in _build_asan, then the second MPI (MPICH) in
-# _build_mpich.
+# _build_mpich.  _build, _build_emu and _build_asan are also installed into
+# a scratch directory and checked (scripts/check-install.sh: one more test
+# result per build).
 #
 # Test programs are built in parallel, then run with -j1: the multi-rank
 # tests are mpirun jobs and must not compete for the cores.  The last line
@@ -39,6 +41,7 @@ bash scripts/setup.sh &&
   make -C _build -j"${CHORUS_JOBS:-2}" check TESTS= &&
   make -C _build -k -j1 check </dev/null
 check_status=$?
+if [ -f _build/src/libchorus.la ]; then bash scripts/check-install.sh _build; fi
 
 # The GPU tier once more, on the CPU emulation of CUDA (src/cuda/emu): the
 # kernels' own source runs, at np 1, 2 and 4, two ranks per emulated device,
@@ -61,6 +64,7 @@ if [ "${CHORUS_TEST_EMULATION:-1}" != 0 ]; then
     make -C _build_emu/src/interpose -j"${CHORUS_JOBS:-2}" &&
     make -C _build_emu/tests/interpose -k -j1 check TESTS="$emu_interpose_tests" </dev/null
   emu_status=$?
+  if [ -f _build_emu/src/libchorus.la ]; then bash scripts/check-install.sh _build_emu; fi
 fi
 
 # The sanitizers: AddressSanitizer and UndefinedBehaviorSanitizer on the
@@ -90,6 +94,7 @@ if [ "${CHORUS_TEST_SANITIZERS:-1}" != 0 ]; then
       make -C tests/mpi -k -j1 check check_PROGRAMS="$asan_programs" TESTS="$(echo $asan_tests)" </dev/null
   )
   asan_status=$?
+  if [ -f _build_asan/src/libchorus.la ]; then bash scripts/check-install.sh _build_asan; fi
 fi
 
 # The second MPI: Debian's MPICH 4.0 (mpicc.mpich, Hydra's mpiexec.mpich),
