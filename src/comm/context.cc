@@ -51,8 +51,11 @@ void destroy(Context *ctx) {
 #ifdef CHORUS_HAVE_CUDA
   cudaDetach(ctx->cuda);
 #endif
-  // A peer still waiting in a collective on it names this rank as gone, not late (fault.cc).
-  __atomic_store_n(&ctx->status->state, uint64_t(TraceState::Released), __ATOMIC_RELEASE);
+  // A peer still waiting in a collective on it names this rank as gone, not
+  // late (fault.cc); one that failed keeps saying so, which names the cause
+  // better.  Only this rank writes its status.
+  if (__atomic_load_n(&ctx->status->state, __ATOMIC_ACQUIRE) != uint64_t(TraceState::Failed))
+    __atomic_store_n(&ctx->status->state, uint64_t(TraceState::Released), __ATOMIC_RELEASE);
   traceDetach(ctx->trace);  // first: a SIGUSR1 from now on skips this context
   if (ctx->stats) statsPrint(*ctx->stats, ctx->trace.commId, ctx->rank, ctx->nranks);
   if (ctx->checkComm != MPI_COMM_NULL) MPI_Comm_free(&ctx->checkComm);
