@@ -20,6 +20,7 @@
 
 #include "chorus.h"
 #include "comm/context.h"
+#include "rank_test.h"
 
 namespace {
 
@@ -160,10 +161,8 @@ void checkMemory(MPI_Comm comm, const char *name) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  initRanks(&argc, &argv, &rank, &size);
   if (std::getenv("CHORUS_SHM_SLOTS") || std::getenv("CHORUS_SHM_SLOT_SIZE") || std::getenv("CHORUS_HOSTID")) {
     if (rank == 0) std::printf("FAIL: run with the default FIFO settings on one node\n");
     MPI_Finalize();

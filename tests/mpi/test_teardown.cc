@@ -78,10 +78,8 @@ std::string mixedSizes(MPI_Comm comm, int root, int rounds) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  initRanks(&argc, &argv, &rank, &size);
   const char *c = std::getenv("CHORUS_TEST_CALLS");
   const int calls = c ? std::atoi(c) : 5000;
   std::string failure;

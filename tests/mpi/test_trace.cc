@@ -18,6 +18,7 @@
 #include <string>
 
 #include "chorus.h"
+#include "rank_test.h"
 
 namespace {
 
@@ -62,10 +63,8 @@ int commOf(const std::string &path) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  initRanks(&argc, &argv, &rank, &size);
   const char *pattern = std::getenv("CHORUS_TRACE_FILE");
   const char *t = std::getenv("CHORUS_TIMEOUT");
   const double timeout = t ? std::atof(t) : 300;

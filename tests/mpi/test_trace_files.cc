@@ -30,6 +30,7 @@
 #include <string>
 
 #include "chorus.h"
+#include "rank_test.h"
 
 namespace {
 
@@ -153,10 +154,8 @@ std::string agreed(MPI_Comm c, int rank, int size) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  initRanks(&argc, &argv, &rank, &size);
   const std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "agreed")  // as under a launcher that exports no job id (MPICH's hydra)
     for (const char *name : {"PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID", "SLURM_STEP_ID"})
