@@ -89,11 +89,16 @@ Status peerGaveUp(HostChannel &ch, int peer) {
   return Status::Ok;
 }
 
-// Whether the awaited message was posted in another shape: the tail counts
-// it (posted after its lines, release) but the word waited on is stale.
-inline bool postedOtherwise(const AwaitedMessage *a, const uint64_t *word, uint64_t target) {
-  return a && word != &a->fifo->header->tail.value && loadAcquire(&a->fifo->header->tail) >= a->fifo->step + 1 &&
-         loadAcquire(word) < target;
+// Whether the awaited message was posted in another shape: its first
+// line's flag (which every message writes: an inline one with its first
+// line, a full slot as its header word, fifo.h) carries the awaited
+// message's number with another tag.  Read from the message itself, not
+// inferred from the tail: messages from another node may land out of order
+// (several UCX lanes), and a later message's tail says nothing of this one.
+inline bool postedOtherwise(const AwaitedMessage *a) {
+  if (!a) return false;
+  const uint64_t first = loadAcquire(&a->fifo->inlineSlot(a->fifo->step)[0].flag);
+  return headerMessage(first) == headerMessage(a->header) && first != a->header;
 }
 
 const char *const kCheckHint = "; the ranks' calls differ (CHORUS_CHECK=1 compares them)";
@@ -185,7 +190,7 @@ Status hostWaitCounter(HostChannel &ch, const uint64_t *counter, uint64_t target
       timespec ts = {0, kSleepNs};
       nanosleep(&ts, nullptr);
     }
-    if (postedOtherwise(awaited, counter, target))
+    if (postedOtherwise(awaited))
       return hostMismatch(ch, *awaited->fifo, loadAcquire(&awaited->fifo->inlineSlot(awaited->fifo->step)[0].flag),
                           awaited->header, awaited->bytes);
     if ((round & 63) != 63) continue;
