@@ -69,8 +69,13 @@ mpiexec=$(sed -n 's/^MPIEXEC = //p' "$build/Makefile")
 read -r -a mpiexec_flags <<<"$(sed -n 's/^MPIEXEC_FLAGS = //p' "$build/Makefile")"
 flags=$(PKG_CONFIG_PATH="$libdir/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$stage" pkg-config --cflags --libs chorus) ||
   finish FAIL "pkg-config cannot read the installed chorus.pc"
+# The staged libraries are not where the linker looks for the libraries
+# they need in turn (an emulated libchorus needs libchorus_cudaemu, which an
+# install into the prefix would put on the linker's default path): point it
+# there with -rpath-link, which adds nothing to the program.
 # shellcheck disable=SC2086  # the flags are words
-${mpicc:-mpicc} -o "$stage/consumer" "$here/tests/packaging/consumer.c" $flags || finish FAIL "compiling against the install"
+${mpicc:-mpicc} -o "$stage/consumer" "$here/tests/packaging/consumer.c" $flags -Wl,-rpath-link,"$libdir" ||
+  finish FAIL "compiling against the install"
 # The staged libraries are not where their run path says (the prefix): the
 # loader is pointed at them (Open MPI passes the variable on with -x).
 run=("${mpiexec:-mpiexec}" "${mpiexec_flags[@]}")
