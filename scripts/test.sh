@@ -21,9 +21,12 @@ export OMPI_MCA_op=^avx  # Open MPI 4.1.4's AVX int8 sums saturate
 # In CI the kernels are compiled for Hopper only (sm_90): the default adds
 # sm_80 cubins and compute_90 PTX, the same source compiled twice more, a
 # third of the nvcc build's time; tests/gpu/ptx-spills.sh reads the sm_90
-# report either way.  A site's own build keeps the default.
+# report either way.  A site's own build keeps the default.  CI also
+# builds no static library: libtool would compile every host source twice
+# (PIC, then again for libchorus.a), about 3 of _build's 8 minutes on 2
+# cores, and nothing CI runs or installs-and-checks links libchorus.a.
 if [ "${CI:-}" = true ]; then
-  CHORUS_CONFIGURE_FLAGS="--with-nvcc-gencode=-gencode=arch=compute_90,code=sm_90 ${CHORUS_CONFIGURE_FLAGS:-}"
+  CHORUS_CONFIGURE_FLAGS="--with-nvcc-gencode=-gencode=arch=compute_90,code=sm_90 --disable-static ${CHORUS_CONFIGURE_FLAGS:-}"
   export CHORUS_CONFIGURE_FLAGS
 fi
 
@@ -36,6 +39,11 @@ done
 
 # Build the library, then the test programs (in parallel), then run the
 # tests one at a time.  A failing step still ends with the summary line.
+# tests/mpi is most of this stage (20 minutes in the CI of 2026-12-02):
+# there the 64 MiB case runs in the auto runs at 1 to 4 ranks and the other
+# runs take 8 MiB, and 7 ranks runs the tree and publish algorithms only
+# (ring, one-shot and auto at 7 were the cases of 3, 5 and 8 ranks again),
+# which took about 5 minutes off (doc/tests.md, "Unit and multi-rank tests").
 set +e
 bash scripts/setup.sh &&
   make -C _build -j"${CHORUS_JOBS:-2}" check TESTS= &&
