@@ -28,11 +28,9 @@ AS_IF([test "$chorus_have_ucx" = yes], [
   chorus_ucx_why="yes ${chorus_ucx_version}"
   AC_DEFINE([CHORUS_HAVE_UCX], [1], [UCX transport is built])
   CHORUS_DEFS="$CHORUS_DEFS -DCHORUS_HAVE_UCX=1"
-  CHORUS_PC_REQUIRES="$CHORUS_PC_REQUIRES ucx"
 ], [
   UCX_CFLAGS=
   UCX_LIBS=
 ])
-AC_SUBST([CHORUS_PC_REQUIRES])
 AM_CONDITIONAL([HAVE_UCX], [test "$chorus_have_ucx" = yes])
 ])

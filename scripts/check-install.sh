@@ -3,13 +3,13 @@
 # directory (make install DESTDIR=...) and check what landed there, so that
 # every configuration CI builds is installed too (scripts/test.sh).
 #
-# Checks: the library, the interposer, the header, chorus.pc and the CMake
-# package are there; every installed shared library finds each library it
-# needs among the installed ones and the system's; a C program built with
-# the staged chorus.pc (pkg-config, sysroot set to the scratch directory)
-# calls MPIX_Allreduce_gpu at 2 ranks and matches MPI_Allreduce.  A
-# sanitizer build skips the run only (its library wants the sanitizer's
-# runtime loaded first, which a plain program does not do).
+# Checks: the library, the interposer, the header, the .pc files and the
+# CMake package are there; every installed shared library finds each library
+# it needs among the installed ones and the system's; C and Fortran programs
+# built against the stage each documented way (tests/packaging/
+# build-against-install.sh) match MPI_Allreduce at 2 ranks.  A sanitizer
+# build skips the programs only (its library wants the sanitizer's runtime
+# loaded first, which a plain program does not do).
 #
 # Usage: check-install.sh BUILD_DIR
 # Writes BUILD_DIR/install-check.log and BUILD_DIR/install-check.trs, one
@@ -40,7 +40,8 @@ MAKEFLAGS='' MAKELEVEL='' make -C "$build" -j"${CHORUS_JOBS:-2}" install DESTDIR
 lib=$(find "$stage" -name libchorus.so -print -quit)
 [ -n "$lib" ] || finish FAIL "no libchorus.so installed"
 libdir=$(dirname "$lib")
-for f in "$libdir/libchorus_mpi.so" "$libdir/pkgconfig/chorus.pc" "$libdir/cmake/Chorus/ChorusConfig.cmake"; do
+for f in "$libdir/libchorus_mpi.so" "$libdir/pkgconfig/chorus.pc" "$libdir/pkgconfig/chorus-mpi.pc" \
+  "$libdir/cmake/Chorus/ChorusConfig.cmake"; do
   [ -e "$f" ] || finish FAIL "${f#"$stage"} not installed"
 done
 header=$(find "$stage" -name chorus.h -print -quit)
@@ -64,24 +65,8 @@ if ldd "$lib" | grep -q 'lib[at]san\|libubsan' || grep -q -- '-fsanitize=' "$bui
   finish PASS "installed and resolved (a sanitizer build: the program run is left out)"
 fi
 
-# A program built as a user builds one, with the MPI this tree was
-# configured with and the flags from the installed chorus.pc.
-mpicc=$(sed -n 's/^CC = //p' "$build/Makefile")
-mpiexec=$(sed -n 's/^MPIEXEC = //p' "$build/Makefile")
-read -r -a mpiexec_flags <<<"$(sed -n 's/^MPIEXEC_FLAGS = //p' "$build/Makefile")"
-flags=$(PKG_CONFIG_PATH="$libdir/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$stage" pkg-config --cflags --libs chorus) ||
-  finish FAIL "pkg-config cannot read the installed chorus.pc"
-# The staged libraries are not where the linker looks for the libraries
-# they need in turn (an emulated libchorus needs libchorus_cudaemu, which an
-# install into the prefix would put on the linker's default path): point it
-# there with -rpath-link, which adds nothing to the program.
-# shellcheck disable=SC2086  # the flags are words
-${mpicc:-mpicc} -o "$stage/consumer" "$here/tests/packaging/consumer.c" $flags -Wl,-rpath-link,"$libdir" ||
-  finish FAIL "compiling against the install"
-# The staged libraries are not where their run path says (the prefix): the
-# loader is pointed at them (Open MPI passes the variable on with -x).
-run=("${mpiexec:-mpiexec}" "${mpiexec_flags[@]}")
-"${mpiexec:-mpiexec}" --version 2>/dev/null | grep -q 'Open MPI' && run+=(-x LD_LIBRARY_PATH)
-LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "${run[@]}" -np 2 "$stage/consumer" </dev/null ||
-  finish FAIL "the program built against the install failed"
-finish PASS "installed, resolved, and a program built against it ran"
+# Programs built as a user builds them (plain flags, pkg-config, CMake;
+# C and Fortran) against the staged install, run at 2 ranks.
+bash "$here/tests/packaging/build-against-install.sh" "$stage" "$build" ||
+  finish FAIL "a program built against the install (tests/packaging/build-against-install.sh)"
+finish PASS "installed, resolved, and programs built against it ran"

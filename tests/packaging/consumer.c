@@ -1,5 +1,6 @@
-/* A program built by CMake against an installed Chorus (find_package):
- * its allreduce must match MPI_Allreduce on the same data. */
+/* A program built against an installed Chorus (CMake's find_package,
+ * pkg-config, plain flags): its allreduce must match MPI_Allreduce on the
+ * same data. */
 #include <chorus.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -16,7 +17,7 @@ int main(int argc, char **argv) {
   MPI_Allreduce(in, mpis, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   for (int i = 0; i < N; ++i) wrong += ours[i] != mpis[i];
   MPI_Allreduce(&wrong, &anyWrong, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0) printf("%s via find_package(Chorus): rc %d, %d wrong elements\n", MPIX_Gpu_version_string(), rc, anyWrong);
+  if (rank == 0) printf("%s, built against the install: rc %d, %d wrong elements\n", MPIX_Gpu_version_string(), rc, anyWrong);
   MPI_Finalize();
   return rc != MPI_SUCCESS || anyWrong != 0;
 }
