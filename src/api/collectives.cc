@@ -144,11 +144,11 @@ int run(ApiCall &call, Context &ctx, const CollRequest &req, uint64_t seq, Trace
 int perform(ApiCall &call, Context *ctx, CollRequest &req, size_t planBytes, bool onDevice, MPIX_Gpu_stream stream,
             bool enqueue) {
   Status s = Status::Ok;
-  // With the INFO log on, the plan is worked out afresh: its text may live
+  // With the TRACE log on, the plan is worked out afresh: its text may live
   // in a buffer that a later plan reuses (describeChoice).
-  const bool logInfo = ctx->logCalls;
+  const bool logCalls = ctx->logCalls;
   auto &memo = ctx->lastPlan;
-  if (!memo.valid || memo.coll != req.coll || memo.bytes != planBytes || logInfo) {
+  if (!memo.valid || memo.coll != req.coll || memo.bytes != planBytes || logCalls) {
     memo.plan = planCollective(req.coll, planBytes, ctx->planShape);
     memo.coll = req.coll;
     memo.bytes = planBytes;
@@ -162,9 +162,9 @@ int perform(ApiCall &call, Context *ctx, CollRequest &req, size_t planBytes, boo
     plan = {Algo::Pairwise, onDevice ? "device buffers: no single copy" : "in place: no single copy"};
   req.algo = plan.algo;
   const uint64_t seq = ++ctx->collectives;
-  if (logInfo)
-    CHORUS_INFO(kSubsysColl, "%s #%llu: %zu x %zu B, %d ranks -> %s (%s)", call.name(), (unsigned long long)seq,
-                req.count, req.elemSize, ctx->nranks, algoName(plan.algo), plan.why);
+  if (logCalls)
+    CHORUS_TRACE(kSubsysColl, "%s #%llu: %zu x %zu B, %d ranks -> %s (%s)", call.name(), (unsigned long long)seq,
+                 req.count, req.elemSize, ctx->nranks, algoName(plan.algo), plan.why);
   TraceEntry *trace = traceBegin(ctx->trace, seq);
   if (trace) traceArguments(*trace, req, onDevice, stream);
   publishProgress(*ctx, seq, TraceState::Running);

@@ -43,6 +43,28 @@ std::atomic<int> g_nextCommId{0};
 // MPI_THREAD_MULTIPLE, from MPI_Query_thread once (libraryInit).
 bool g_threadMultiple = false;
 
+// CHORUS_DEBUG=INFO's end of a communicator: one line in STATS however many
+// calls it ran (the per-call lines are TRACE).  The counts come from the
+// CHORUS_STATS counters, kept for it (bootstrap).
+void logSummary(const Context &ctx) {
+  if (!logEnabled(LogLevel::Info, kSubsysStats)) return;
+  std::string calls;
+  uint64_t bytes = 0, failed = 0;
+  int64_t ns = 0;
+  for (int c = 0; ctx.stats && c < int(Coll::Count); ++c) {
+    const CollStats &st = ctx.stats->coll[c];
+    if (st.calls == 0) continue;
+    calls += std::string(calls.empty() ? " (" : ", ") + collName(Coll(c)) + " " + std::to_string(st.calls);
+    bytes += st.bytes;
+    ns += st.ns;
+    failed += st.failed;
+  }
+  if (!calls.empty()) calls += ")";
+  CHORUS_INFO(kSubsysStats, "comm %d released, rank %d of %d: %llu collectives%s, %llu bytes, %.6f s, %llu failed",
+              ctx.trace.commId, ctx.rank, ctx.nranks, (unsigned long long)ctx.collectives, calls.c_str(),
+              (unsigned long long)bytes, ns / 1e9, (unsigned long long)failed);
+}
+
 void destroy(Context *ctx) {
   // MPI lets a communicator be freed with collectives outstanding: they
   // finish first (each within CHORUS_TIMEOUT), then the worker is joined.
@@ -57,7 +79,7 @@ void destroy(Context *ctx) {
   if (__atomic_load_n(&ctx->status->state, __ATOMIC_ACQUIRE) != uint64_t(TraceState::Failed))
     __atomic_store_n(&ctx->status->state, uint64_t(TraceState::Released), __ATOMIC_RELEASE);
   traceDetach(ctx->trace);  // first: a SIGUSR1 from now on skips this context
-  if (ctx->stats) statsPrint(*ctx->stats, ctx->trace.commId, ctx->rank, ctx->nranks);
+  if (ctx->stats && paramInt(ParamId::Stats) > 0) statsPrint(*ctx->stats, ctx->trace.commId, ctx->rank, ctx->nranks);
   if (ctx->checkComm != MPI_COMM_NULL) MPI_Comm_free(&ctx->checkComm);
   if (ctx->netTransport) ctx->netTransport->free(*ctx);
   if (ctx->transport) ctx->transport->free(*ctx);
@@ -66,8 +88,7 @@ void destroy(Context *ctx) {
     g_live.erase(ctx);
   }
   g_contextEpoch.fetch_add(1, std::memory_order_acq_rel);
-  CHORUS_INFO(kSubsysInit, "released context of %d ranks after %llu collectives", ctx->nranks,
-              (unsigned long long)ctx->collectives);
+  logSummary(*ctx);
   delete ctx;
 }
 
@@ -377,8 +398,8 @@ Status bootstrap(Context &ctx) {
   watchPeers(ctx, sameMachine);
   CHORUS_CHECK(agreeSingleCopy(ctx));
   if (paramInt(ParamId::Check) > 0) CHORUS_MPICHECK(MPI_Comm_dup(comm, &ctx.checkComm));
-  if (paramInt(ParamId::Stats) > 0) ctx.stats.reset(new CommStats);
-  ctx.logCalls = logEnabled(LogLevel::Info, kSubsysColl);
+  if (paramInt(ParamId::Stats) > 0 || logEnabled(LogLevel::Info, kSubsysStats)) ctx.stats.reset(new CommStats);
+  ctx.logCalls = logEnabled(LogLevel::Trace, kSubsysColl);
 
   HostChannel &ch = ctx.channel;
   ch.rank = ctx.rank;

@@ -55,8 +55,8 @@ struct Context : PeerLinks {
   } lastPlan;
   FlightRecorder trace;                   // the last CHORUS_TRACE_DEPTH collectives (trace.h)
   MPI_Comm checkComm = MPI_COMM_NULL;     // CHORUS_CHECK: a private duplicate for comparing calls
-  std::unique_ptr<CommStats> stats;       // CHORUS_STATS; null when off
-  bool logCalls = false;                  // CHORUS_DEBUG=INFO for the coll subsystem: a line per call (read once)
+  std::unique_ptr<CommStats> stats;       // CHORUS_STATS, or the INFO summary (STATS); null for neither
+  bool logCalls = false;                  // CHORUS_DEBUG=TRACE for the coll subsystem: a line per call (read once)
   CudaAttachment cuda;                    // the CUDA executor's state and staging memory (CUDA builds only)
   // The nonblocking collectives' queue and worker (core/progress.h); null
   // until the first one.  Created and read by the thread calling on the

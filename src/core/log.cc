@@ -1,5 +1,6 @@
 #include "core/log.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -59,13 +60,47 @@ int openOwnFile(const char *path, bool append) {
   return fd;
 }
 
+size_t expandFilePattern(const char *pattern, const char *host, int rank, const char *job, char *out,
+                         size_t outLen) {
+  size_t len = 0, full = 0;
+  auto append = [&](const char *text) {
+    for (; *text; ++text, ++full)
+      if (len + 1 < outLen) out[len++] = *text;
+  };
+  char number[24];
+  for (const char *p = pattern; *p; ++p) {
+    const char *with = nullptr;
+    if (p[0] == '%' && p[1] == 'h') {
+      with = host;
+    } else if (p[0] == '%' && p[1] == 'j' && job) {
+      with = job;
+    } else if (p[0] == '%' && (p[1] == 'p' || p[1] == 'r')) {
+      snprintf(number, sizeof number, "%d", p[1] == 'p' ? int(getpid()) : rank);
+      with = number;
+    }
+    if (with) {
+      append(with);
+      ++p;
+    } else {
+      const char one[2] = {*p, '\0'};
+      append(one);
+    }
+  }
+  if (outLen) out[len] = '\0';
+  return full;
+}
+
 namespace {
 
 struct LogState {
   std::once_flag once;
   LogLevel level = LogLevel::Warn;
   unsigned subsysMask = kSubsysAll;
-  FILE *out = stderr;
+  // Replaced once, when a CHORUS_DEBUG_FILE with %r is opened at logSetRank,
+  // while other threads may be printing.
+  std::atomic<FILE *> out{stderr};
+  std::atomic<FILE *> headerDoneFor{nullptr};  // the output whose first INFO line was the header
+  const char *pendingFile = nullptr;           // CHORUS_DEBUG_FILE waiting for the rank (%r)
   int rank = -1;
   char host[64] = "";
 };
@@ -82,7 +117,7 @@ struct SubsysName {
 constexpr SubsysName kSubsysNames[] = {
     {"INIT", kSubsysInit}, {"COLL", kSubsysColl}, {"TRANSPORT", kSubsysTransport},
     {"TUNE", kSubsysTune}, {"TOPO", kSubsysTopo}, {"NET", kSubsysNet},
-    {"CUDA", kSubsysCuda}, {"ALL", kSubsysAll},
+    {"CUDA", kSubsysCuda}, {"STATS", kSubsysStats}, {"ALL", kSubsysAll},
 };
 
 unsigned parseSubsysList(const char *text) {
@@ -101,22 +136,10 @@ unsigned parseSubsysList(const char *text) {
   return exclude ? ~mask : mask;
 }
 
-FILE *openLogFile(const char *pattern) {
-  std::string path;
-  for (const char *p = pattern; *p; ++p) {
-    if (p[0] == '%' && p[1] == 'h') {
-      char host[64];
-      gethostname(host, sizeof host);
-      host[sizeof host - 1] = 0;
-      path += host;
-      ++p;
-    } else if (p[0] == '%' && p[1] == 'p') {
-      path += std::to_string(getpid());
-      ++p;
-    } else {
-      path += *p;
-    }
-  }
+FILE *openLogFile(const char *pattern, const char *host, int rank) {
+  std::string path(expandFilePattern(pattern, host, rank, nullptr, nullptr, 0) + 1, '\0');
+  expandFilePattern(pattern, host, rank, nullptr, &path[0], path.size());
+  path.pop_back();
   // Appended to, as several processes may share one file; but never
   // through a link nor into a file of another user (see openOwnFile).
   const int fd = openOwnFile(path.c_str(), true);
@@ -125,10 +148,8 @@ FILE *openLogFile(const char *pattern) {
   const int err = errno;
   if (fd >= 0) close(fd);
   // Not CHORUS_WARN: the logger is being set up.
-  char host[64] = "";
-  gethostname(host, sizeof host - 1);
-  fprintf(stderr, "%s:%d [rank -1] CHORUS WARN log.cc:%d openLogFile(): CHORUS_DEBUG_FILE = %s: cannot write %s: %s; "
-                  "logging to standard error\n", host, int(getpid()), __LINE__, pattern, path.c_str(),
+  fprintf(stderr, "%s:%d [rank %d] CHORUS WARN log.cc:%d openLogFile(): CHORUS_DEBUG_FILE = %s: cannot write %s: %s; "
+                  "logging to standard error\n", host, int(getpid()), rank, __LINE__, pattern, path.c_str(),
           err == ELOOP ? "it is a symbolic link" : err == EPERM ? "not a regular file of this user with one link"
                                                                 : strerror(err));
   return stderr;
@@ -149,17 +170,49 @@ void initOnce() {
     else if (!strcasecmp(level, "TRACE")) s.level = LogLevel::Trace;
     else s.level = LogLevel::Warn;
     s.subsysMask = parseSubsysList(paramString(ParamId::DebugSubsys));
-    const char *file = paramString(ParamId::DebugFile);
-    if (file && *file) s.out = openLogFile(file);
     gethostname(s.host, sizeof s.host);
     s.host[sizeof s.host - 1] = 0;
+    const char *file = paramString(ParamId::DebugFile);
+    if (file && *file && strstr(file, "%r") && s.rank < 0) s.pendingFile = file;
+    else if (file && *file) s.out.store(openLogFile(file, s.host, s.rank));
     g_ready.store(true, std::memory_order_release);
   });
 }
 
+// Which build wrote a log, and from which file: a job may load another
+// libchorus than the one its user thinks (LD_LIBRARY_PATH, rpath, a preload).
+void printHeaderOnce(FILE *out) {
+  LogState &s = state();
+  FILE *expected = s.headerDoneFor.load();
+  if (expected == out || !s.headerDoneFor.compare_exchange_strong(expected, out)) return;
+  Dl_info where;
+  const bool found = dladdr(reinterpret_cast<void *>(&expandFilePattern), &where) != 0 && where.dli_fname;
+  fprintf(out, "%s:%d [rank %d] CHORUS INFO Chorus %s (%s), library %s; CHORUS_DEBUG=%s, CHORUS_DEBUG_SUBSYS=%s\n",
+          s.host, getpid(), s.rank,
+#ifdef PACKAGE_VERSION
+          PACKAGE_VERSION,
+#else
+          "(unknown version)",
+#endif
+#ifdef CHORUS_HAVE_CUDA
+          "CUDA",
+#else
+          "host only",
+#endif
+          found ? where.dli_fname : "(not found)", paramString(ParamId::Debug), paramString(ParamId::DebugSubsys));
+}
+
 }  // namespace
 
-void logSetRank(int worldRank) { state().rank = worldRank; }
+void logSetRank(int worldRank) {
+  LogState &s = state();
+  s.rank = worldRank;
+  initOnce();
+  if (const char *file = s.pendingFile) {
+    s.pendingFile = nullptr;
+    s.out.store(openLogFile(file, s.host, worldRank));
+  }
+}
 
 bool logEnabled(LogLevel level, unsigned subsys) {
   initOnce();
@@ -178,13 +231,15 @@ void logPrint(LogLevel level, unsigned subsys, const char *file, int line, const
   va_end(ap);
   const char *tag = level == LogLevel::Warn ? "WARN" : level == LogLevel::Info ? "INFO" : "TRACE";
   const char *base = strrchr(file, '/');
+  FILE *out = s.out.load();
+  if (level != LogLevel::Warn) printHeaderOnce(out);
   // One fprintf per line so that lines of different ranks do not interleave.
   if (level == LogLevel::Warn)
-    fprintf(s.out, "%s:%d [rank %d] CHORUS %s %s:%d %s(): %s\n", s.host, getpid(), s.rank, tag,
+    fprintf(out, "%s:%d [rank %d] CHORUS %s %s:%d %s(): %s\n", s.host, getpid(), s.rank, tag,
             base ? base + 1 : file, line, func, msg);
   else
-    fprintf(s.out, "%s:%d [rank %d] CHORUS %s %s\n", s.host, getpid(), s.rank, tag, msg);
-  fflush(s.out);
+    fprintf(out, "%s:%d [rank %d] CHORUS %s %s\n", s.host, getpid(), s.rank, tag, msg);
+  fflush(out);
 }
 
 void logCheckFailure(const char *file, int line, const char *func, const char *call, const char *detail) {

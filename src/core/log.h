@@ -1,8 +1,13 @@
 // Leveled, subsystem-filtered logging (CHORUS_DEBUG, CHORUS_DEBUG_SUBSYS).
-// WARN always prints, with file:line, function and rank.
+// WARN always prints, with file:line, function and rank.  INFO is for what
+// happens once or a few times a job (set-up, a summary per communicator at
+// its release, in STATS); anything that happens per call is TRACE, so that
+// INFO stays readable on a long run.  The first INFO or TRACE line of each
+// output names the version and the library's file.
 #pragma once
 
 #include <cstdarg>
+#include <cstddef>
 
 namespace chorus {
 
@@ -15,10 +20,13 @@ enum LogSubsys : unsigned {
   kSubsysTopo = 1u << 4,
   kSubsysNet = 1u << 5,
   kSubsysCuda = 1u << 6,
+  kSubsysStats = 1u << 7,  // the summary of each communicator at its release
   kSubsysAll = ~0u,
 };
 
-// Set once the world rank is known, so that every line names its rank.
+// Set once the world rank is known, so that every line names its rank and
+// CHORUS_DEBUG_FILE's %r can be expanded (its file is opened then; lines
+// before go to stderr).
 void logSetRank(int worldRank);
 bool logEnabled(LogLevel level, unsigned subsys);
 
@@ -31,6 +39,14 @@ bool logEnabled(LogLevel level, unsigned subsys);
 // Async-signal-safe: the flight recorder's dump uses it in a handler.  The
 // default names in /tmp are predictable, and ranks may run as root.
 int openOwnFile(const char *path, bool append);
+// Expands a file name pattern of CHORUS_TRACE_FILE or CHORUS_DEBUG_FILE:
+// %h the host, %p the pid, %r `rank`, %j `job` (kept as "%j" when null).
+// Writes at most outLen - 1 characters and a NUL; returns the length the
+// whole name needs, so that a caller can refuse a name that does not fit
+// rather than cut it.  No allocation: the trace code runs it on its own
+// buffers.
+size_t expandFilePattern(const char *pattern, const char *host, int rank, const char *job, char *out,
+                         size_t outLen);
 void logPrint(LogLevel level, unsigned subsys, const char *file, int line, const char *func,
               const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 

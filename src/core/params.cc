@@ -1,7 +1,9 @@
 #include "core/params.h"
 
 #include <strings.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cerrno>
@@ -10,6 +12,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace chorus {
 
@@ -108,6 +111,51 @@ void parseOne(const ParamSpec &spec, ParamValue &value) {
     parseNumber(spec, spec.defaultValue, &value.number);
 }
 
+// CHORUS_* names outside the table that the tree's own scripts, tests and
+// tools read (scripts/, tests/, perf/, the CUDA emulation): not misspellings.
+constexpr const char *kOtherPrefixes[] = {"CHORUS_TEST_", "CHORUS_PERF_", "CHORUS_EMU_"};
+constexpr const char *kOtherNames[] = {"CHORUS_GPU_MUST_RUN", "CHORUS_CONFIGURE_FLAGS", "CHORUS_JOBS",
+                                       "CHORUS_MPICH_TESTS", "CHORUS_STALL_TIMEOUT"};
+
+size_t editDistance(const std::string &a, const std::string &b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// A setting with a typo is otherwise silently ignored, and the job runs
+// with the default (as UCX warns about unused UCX_* variables).
+void warnUnknownSettings() {
+  for (char **e = environ; e && *e; ++e) {
+    if (strncmp(*e, "CHORUS_", 7) != 0) continue;
+    const char *eq = strchr(*e, '=');
+    const std::string name(*e, eq ? size_t(eq - *e) : strlen(*e));
+    bool known = false;
+    for (const ParamSpec &spec : kSpecs) known = known || name == spec.env;
+    for (const char *other : kOtherNames) known = known || name == other;
+    for (const char *prefix : kOtherPrefixes) known = known || name.compare(0, strlen(prefix), prefix) == 0;
+    if (known) continue;
+    const char *nearest = nullptr;
+    size_t best = 4;  // beyond 3 edits a suggestion is a guess
+    for (const ParamSpec &spec : kSpecs) {
+      const size_t d = editDistance(name, spec.env);
+      if (d < best) best = d, nearest = spec.env;
+    }
+    // Straight to stderr, as the warnings about bad values: the logger depends on these settings.
+    fprintf(stderr, "CHORUS WARN %s is set but is not a Chorus setting%s%s%s (chorus_info lists them)\n", name.c_str(),
+            nearest ? "; did you mean " : "", nearest ? nearest : "", nearest ? "?" : "");
+  }
+}
+
 }  // namespace
 
 bool parseSize(const char *text, int64_t *out) {
@@ -135,6 +183,7 @@ void paramsInit() {
   if (g_ready.load(std::memory_order_acquire)) return;
   std::call_once(g_once, [] {
     for (int i = 0; i < kNumParams; ++i) parseOne(kSpecs[i], g_values[i]);
+    warnUnknownSettings();
     g_ready.store(true, std::memory_order_release);
   });
 }

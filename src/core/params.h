@@ -41,12 +41,15 @@ enum class ParamScope { Local, Agreed };
     "make the flags wrap within a short test (tests/gpu/ll-wrap.sh); LL then re-flags its slots " \
     "more often, which costs bandwidth. Every rank must set it alike.")                          \
   X(Debug, Choice, Local, "CHORUS_DEBUG", "WARN", "NONE,WARN,INFO,TRACE",                                \
-    "Log level. WARN always names file:line and rank; INFO says which algorithm ran and why.")    \
-  X(DebugSubsys, List, Local, "CHORUS_DEBUG_SUBSYS", "ALL", "ALL,INIT,COLL,TRANSPORT,TUNE,TOPO,NET,CUDA", \
+    "Log level. WARN always names file:line and rank; INFO logs the set-up and a summary line "  \
+    "per communicator at its release (the first line names the version and the library's file); " \
+    "TRACE adds a line per call: which algorithm ran and why.")                                   \
+  X(DebugSubsys, List, Local, "CHORUS_DEBUG_SUBSYS", "ALL", "ALL,INIT,COLL,TRANSPORT,TUNE,TOPO,NET,CUDA,STATS", \
     "Comma-separated subsystems whose INFO/TRACE lines are printed; ^ in front excludes them.")    \
   X(DebugFile, Choice, Local, "CHORUS_DEBUG_FILE", "", "",                                               \
     "Write logs to this file instead of stderr (appended to; never through a link nor into a "    \
-    "file of another user); %h is replaced by the host name, %p by the pid.")                     \
+    "file of another user); %h is replaced by the host name, %p by the pid, %r by the rank in "   \
+    "MPI_COMM_WORLD (lines before the rank is known go to stderr).")                              \
   X(Timeout, Integer, Local, "CHORUS_TIMEOUT", "300", "0..86400",                                        \
     "Seconds a rank waits for a peer before the collective fails with an error naming the peer "  \
     "and step (0 waits forever).")                                                                \

@@ -169,33 +169,8 @@ bool expandPath() {
   const char *pattern = g_config.pattern;
   if (strstr(pattern, "%j") && !g_config.job[0]) return false;
   char out[sizeof g_config.path];
-  size_t len = 0;
-  bool tooLong = false;
-  size_t full = 0;
-  auto append = [&](const char *s) {
-    for (; *s; ++s, ++full) {
-      if (len + 1 < sizeof out) out[len++] = *s;
-      else tooLong = true;
-    }
-  };
-  char number[32];
-  for (const char *p = pattern; *p; ++p) {
-    if (p[0] == '%' && (p[1] == 'h' || p[1] == 'p' || p[1] == 'r' || p[1] == 'j')) {
-      if (p[1] == 'h') {
-        append(g_config.host);
-      } else if (p[1] == 'j') {
-        append(g_config.job);
-      } else {
-        snprintf(number, sizeof number, "%d", p[1] == 'p' ? int(getpid()) : g_config.worldRank);
-        append(number);
-      }
-      ++p;
-    } else {
-      const char one[2] = {*p, '\0'};
-      append(one);
-    }
-  }
-  out[len] = '\0';
+  const size_t full = expandFilePattern(pattern, g_config.host, g_config.worldRank, g_config.job, out, sizeof out);
+  const bool tooLong = full >= sizeof out;
   g_config.tooLong = tooLong;
   g_config.tooLongBytes = full;
   if (tooLong) {
@@ -203,7 +178,7 @@ bool expandPath() {
                 "will be written (set a shorter one); it starts %.60s", full, kTracePathMax, pattern);
     return true;
   }
-  memcpy(g_config.path, out, len + 1);
+  memcpy(g_config.path, out, full + 1);
   return true;
 }
 
