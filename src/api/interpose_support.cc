@@ -7,6 +7,7 @@
 #include "cuda/memtype.h"
 #include "core/log.h"
 #include "core/params.h"
+#include "core/stats.h"
 
 using namespace chorus;
 
@@ -73,8 +74,34 @@ int chorus_interpose_probe_end(int rc, int *where, int *commOk) {
 
 int chorus_interpose_inside(void) { return t_apiDepth > 0; }
 
+// Why the last refused try or probe was refused: 0 the communicator (null,
+// not valid, inter), 1 the arguments (type, op, count, root, buffer), 2
+// the communicator has no Chorus context (none yet for a nonblocking call,
+// or its set-up failed).  The checks run in that order: a refusal after
+// execute() looked at the buffers is one of the context.
+int chorus_interpose_refusal(void) {
+  if (!t_probe.commOk) return 0;
+  return t_probe.where >= 0 ? 2 : 1;
+}
+
 int chorus_interpose_info_enabled(void) { return logEnabled(LogLevel::Info, kSubsysColl); }
 
 void chorus_interpose_info(const char *line) { CHORUS_INFO(kSubsysColl, "%s", line); }
+
+// The interposer's own WARN, with its file, line and function.
+void chorus_interpose_warn(const char *file, int line, const char *func, const char *msg) {
+  logPrint(LogLevel::Warn, kSubsysAll, file, line, func, "%s", msg);
+}
+
+// At MPI_Init: a job that routes nothing sets up no context, which is
+// where the log learns its rank otherwise.
+void chorus_interpose_set_rank(int worldRank) { logSetRank(worldRank); }
+
+int chorus_interpose_stats_enabled(void) { return paramInt(ParamId::Stats) > 0; }
+
+void chorus_interpose_stats(int rank, int nranks, const char *call, unsigned long long routed,
+                            unsigned long long mpi, const char *why) {
+  statsPrintRouting(rank, nranks, call, routed, mpi, why);
+}
 
 }  // extern "C"

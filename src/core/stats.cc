@@ -29,4 +29,10 @@ void statsPrint(const CommStats &s, int commId, int rank, int nranks) {
   }
 }
 
+void statsPrintRouting(int rank, int nranks, const char *call, unsigned long long routed, unsigned long long mpi,
+                       const char *why) {
+  fprintf(stderr, "CHORUS STATS interpose rank %d/%d: %s routed=%llu mpi=%llu why=%s\n", rank, nranks, call, routed,
+          mpi, why);
+}
+
 }  // namespace chorus

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <string>
 
 #include "chorus.h"
 #include "routing.h"
@@ -21,6 +22,9 @@ const char *const kCollNames[kNumColls] = {
     "MPI_Allreduce",  "MPI_Reduce",  "MPI_Bcast",  "MPI_Allgather",  "MPI_Reduce_scatter_block",  "MPI_Alltoall",
     "MPI_Barrier",    "MPI_Iallreduce", "MPI_Ireduce", "MPI_Ibcast", "MPI_Iallgather", "MPI_Ireduce_scatter_block",
     "MPI_Ialltoall", "MPI_Ibarrier"};
+const char *const kReasonNames[kNumReasons] = {"off",          "no-gpu",   "agreed-job", "thread-level",
+                                               "host-memory",  "mixed-memory", "datatype", "arguments",
+                                               "communicator", "no-context"};
 
 // Bits of the flag word the ranks agree on (bitwise AND over the ranks).
 enum : int { kSupported = 1, kHostOrNone = 2, kDeviceOrNone = 4 };
@@ -42,6 +46,48 @@ void learnJobMemory() {
   if (PMPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) == MPI_SUCCESS) g_jobDevice = any;
 }
 
+// After learnJobMemory.  A job that routes nothing sets up no Chorus
+// context, which is where the log learns its rank otherwise.  A library
+// preloaded to route calls that routes none is a surprise (the default,
+// "device", in a job without GPUs): said once per job, by world rank 0.
+void sayRouting() {
+  int rank = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  chorus_interpose_set_rank(rank);
+  if (rank != 0 || decideBy() != Decide::Never || mode() == kOff) return;
+  char msg[400];
+  snprintf(msg, sizeof msg,
+           "libchorus_mpi.so routes no MPI call to Chorus in this job: CHORUS_INTERPOSE=device (the default) "
+           "routes calls on device memory only, and %s. CHORUS_INTERPOSE=all routes calls on host memory too, "
+           "=off silences this; CHORUS_STATS=1 counts the calls and why they stayed MPI's",
+           chorus_interpose_device_build() ? "no rank of this job sees a GPU" : "this build of Chorus has no CUDA");
+  chorus_interpose_warn(__FILE__, __LINE__, __func__, msg);
+}
+
+// CHORUS_STATS: a line per MPI function called, and their total.
+void printStats() {
+  int rank = 0, size = 1;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  unsigned long long routed = 0, mpi = 0, whyAll[kNumReasons] = {};
+  auto whyText = [](const unsigned long long *why) {
+    std::string text;
+    for (int r = 0; r < kNumReasons; ++r)
+      if (why[r]) text += (text.empty() ? "" : ",") + std::string(kReasonNames[r]) + ":" + std::to_string(why[r]);
+    return text.empty() ? std::string("-") : text;
+  };
+  for (int c = 0; c < kNumColls; ++c) {
+    const unsigned long long r = g_counts[c].chorus.load(), m = g_counts[c].mpi.load();
+    if (r + m == 0) continue;
+    unsigned long long why[kNumReasons];
+    for (int w = 0; w < kNumReasons; ++w) whyAll[w] += why[w] = g_counts[c].why[w].load();
+    chorus_interpose_stats(rank, size, kCollNames[c], r, m, whyText(why).c_str());
+    routed += r;
+    mpi += m;
+  }
+  chorus_interpose_stats(rank, size, "total", routed, mpi, whyText(whyAll).c_str());
+}
+
 }  // namespace
 
 int mode() {
@@ -59,6 +105,15 @@ Decide decideBy() {
   return d;
 }
 
+Reason jobReason(bool nonblocking, Reason otherwise) {
+  switch (decideBy()) {
+    case Decide::Never: return mode() == kOff ? kOffSetting : kNoGpu;
+    case Decide::Agreement: return nonblocking ? kAgreedJob : otherwise;
+    case Decide::Signature: break;
+  }
+  return nonblocking && !threadMultiple() ? kThreadLevel : otherwise;
+}
+
 bool threadMultiple() {
   static const bool multiple = [] {
     int provided = MPI_THREAD_SINGLE;
@@ -68,13 +123,14 @@ bool threadMultiple() {
   return multiple;
 }
 
-bool agreeToRoute(MPI_Comm comm, bool stageable, int (*probe)(void *), void *arg) {
+bool agreeToRoute(MPI_Comm comm, bool stageable, int (*probe)(void *), void *arg, Reason *why) {
   int where = -1, commOk = 0;
   chorus_interpose_probe_begin();
   const int rc = probe(arg);
   const int supported = chorus_interpose_probe_end(rc, &where, &commOk);
   // A communicator Chorus refuses (null, invalid, inter) is refused on
   // every rank: nothing to agree on, and nothing to agree with.
+  *why = kCommunicator;
   if (!commOk) return false;
   int flags = supported && stageable ? kSupported : 0;
   if (where != 1) flags |= kHostOrNone;
@@ -83,9 +139,10 @@ bool agreeToRoute(MPI_Comm comm, bool stageable, int (*probe)(void *), void *arg
   if (PMPI_Allreduce(&flags, &agreed, 1, MPI_INT, MPI_BAND, comm) != MPI_SUCCESS) return false;
   const bool mixed = !(agreed & kHostOrNone) && !(agreed & kDeviceOrNone);
   const bool allNone = (agreed & kHostOrNone) && (agreed & kDeviceOrNone);
-  if (mode() == kAll) return (agreed & kSupported) && !mixed;
   // device: some rank has device buffers, none has host buffers
-  return (agreed & kSupported) && (agreed & kDeviceOrNone) && !allNone;
+  const bool memoryOk = mode() == kAll ? !mixed : (agreed & kDeviceOrNone) && !allNone;
+  *why = mixed ? kMixedMemory : !memoryOk ? kHostMemory : supported && !stageable ? kDatatype : kArguments;
+  return memoryOk && (agreed & kSupported);
 }
 
 }  // namespace chorus_interpose
@@ -111,14 +168,14 @@ int routeExchange(Coll coll, const ExchangeArgs &a, bool sendPerPeer, Chorus &&c
   const bool inPlace = a.sendbuf == MPI_IN_PLACE;
   TypeShape st, rt;
   if (decideBy() == Decide::Never || !typeShape(a.recvtype, &rt) || (!inPlace && !typeShape(a.sendtype, &st)))
-    return viaMpi(coll, mpi);
+    return viaMpi(coll, jobReason(false, kDatatype), mpi);
   if (inPlace) st = rt;
   const MPI_Count rn = a.recvcount * rt.per, sn = inPlace ? rn : a.sendcount * st.per;
   if ((st.dense && rt.dense) || decideBy() != Decide::Signature)
     return routeOrMpi(coll, a.comm, st.dense && rt.dense,
                       [&] { return chorus(a.sendbuf, sn, st.base, a.recvbuf, rn, rt.base); }, mpi);
   // Negative counts are MPI's to report (MPI_ERR_COUNT), not staging's.
-  if (a.recvcount < 0 || (!inPlace && a.sendcount < 0)) return viaMpi(coll, mpi);
+  if (a.recvcount < 0 || (!inPlace && a.sendcount < 0)) return viaMpi(coll, kArguments, mpi);
   int size = 1;
   PMPI_Comm_size(a.comm, &size);
   const MPI_Count sendElems = MPI_Count(a.sendcount) * (sendPerPeer ? size : 1);
@@ -142,25 +199,32 @@ extern "C" {
 
 int MPI_Init(int *argc, char ***argv) {
   const int rc = PMPI_Init(argc, argv);
-  if (rc == MPI_SUCCESS) learnJobMemory();
+  if (rc == MPI_SUCCESS) {
+    learnJobMemory();
+    sayRouting();
+  }
   return rc;
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
   const int rc = PMPI_Init_thread(argc, argv, required, provided);
-  if (rc == MPI_SUCCESS) learnJobMemory();
+  if (rc == MPI_SUCCESS) {
+    learnJobMemory();
+    sayRouting();
+  }
   return rc;
 }
 
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   auto mpi = [&] { return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm); };
   TypeShape t;
-  if (decideBy() == Decide::Never || !typeShape(datatype, &t)) return viaMpi(kAllreduce, mpi);
+  if (decideBy() == Decide::Never || !typeShape(datatype, &t))
+    return viaMpi(kAllreduce, jobReason(false, kDatatype), mpi);
   const MPI_Count n = count * t.per;
   if (t.dense || decideBy() != Decide::Signature)
     return routeOrMpi(kAllreduce, comm, t.dense,
                       [&] { return MPIX_Allreduce_gpu(sendbuf, recvbuf, n, t.base, op, comm); }, mpi);
-  if (count < 0) return viaMpi(kAllreduce, mpi);  // MPI_ERR_COUNT, MPI's to raise
+  if (count < 0) return viaMpi(kAllreduce, kArguments, mpi);  // MPI_ERR_COUNT, MPI's to raise
   const bool inPlace = sendbuf == MPI_IN_PLACE;
   Staged in, out;
   bool fellBack = false;
@@ -179,12 +243,13 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
                MPI_Comm comm) {
   auto mpi = [&] { return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm); };
   TypeShape t;
-  if (decideBy() == Decide::Never || !typeShape(datatype, &t)) return viaMpi(kReduce, mpi);
+  if (decideBy() == Decide::Never || !typeShape(datatype, &t))
+    return viaMpi(kReduce, jobReason(false, kDatatype), mpi);
   const MPI_Count n = count * t.per;
   if (t.dense || decideBy() != Decide::Signature)
     return routeOrMpi(kReduce, comm, t.dense,
                       [&] { return MPIX_Reduce_gpu(sendbuf, recvbuf, n, t.base, op, root, comm); }, mpi);
-  if (count < 0) return viaMpi(kReduce, mpi);
+  if (count < 0) return viaMpi(kReduce, kArguments, mpi);
   // Only the root has a receive buffer (and may pass MPI_IN_PLACE).
   int rank = 0;
   PMPI_Comm_rank(comm, &rank);
@@ -205,11 +270,12 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   auto mpi = [&] { return PMPI_Bcast(buffer, count, datatype, root, comm); };
   TypeShape t;
-  if (decideBy() == Decide::Never || !typeShape(datatype, &t)) return viaMpi(kBcast, mpi);
+  if (decideBy() == Decide::Never || !typeShape(datatype, &t))
+    return viaMpi(kBcast, jobReason(false, kDatatype), mpi);
   const MPI_Count n = count * t.per;
   if (t.dense || decideBy() != Decide::Signature)
     return routeOrMpi(kBcast, comm, t.dense, [&] { return MPIX_Bcast_gpu(buffer, n, t.base, root, comm); }, mpi);
-  if (count < 0) return viaMpi(kBcast, mpi);
+  if (count < 0) return viaMpi(kBcast, kArguments, mpi);
   int rank = 0;
   PMPI_Comm_rank(comm, &rank);
   Staged staged;
@@ -237,12 +303,12 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, 
   auto mpi = [&] { return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm); };
   TypeShape t;
   if (decideBy() == Decide::Never || !typeShape(datatype, &t))
-    return viaMpi(kReduceScatterBlock, mpi);
+    return viaMpi(kReduceScatterBlock, jobReason(false, kDatatype), mpi);
   const MPI_Count n = recvcount * t.per;
   if (t.dense || decideBy() != Decide::Signature)
     return routeOrMpi(kReduceScatterBlock, comm, t.dense,
                       [&] { return MPIX_Reduce_scatter_block_gpu(sendbuf, recvbuf, n, t.base, op, comm); }, mpi);
-  if (recvcount < 0) return viaMpi(kReduceScatterBlock, mpi);
+  if (recvcount < 0) return viaMpi(kReduceScatterBlock, kArguments, mpi);
   int size = 1;
   PMPI_Comm_size(comm, &size);
   const bool inPlace = sendbuf == MPI_IN_PLACE;
@@ -276,6 +342,8 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 // the setting only, the same on every rank, so it is tried in every mode.
 int MPI_Barrier(MPI_Comm comm) {
   if (chorus_interpose_inside()) return PMPI_Barrier(comm);
+  // Under "device" a barrier has no device buffers.
+  Reason why = jobReason(false, kHostMemory);
   if (mode() == kAll) {
     chorus_interpose_try_begin(0);
     const int rc = MPIX_Barrier_gpu(comm);
@@ -283,8 +351,9 @@ int MPI_Barrier(MPI_Comm comm) {
       countChorus(kBarrier);
       return rc;
     }
+    why = refusal();
   }
-  countMpi(kBarrier);
+  countMpi(kBarrier, why);
   return PMPI_Barrier(comm);
 }
 
@@ -304,6 +373,7 @@ int MPI_Finalize(void) {
       chorus_interpose_info(line);
     }
   }
+  if (chorus_interpose_stats_enabled()) printStats();
   return PMPI_Finalize();
 }
 

@@ -35,7 +35,7 @@ int tryOrMpi(Coll coll, Call &&call, Mpi &&mpi) {
     countChorus(coll);
     return rc;
   }
-  countMpi(coll);
+  countMpi(coll, refusal());
   return mpi();
 }
 
@@ -80,7 +80,7 @@ int tryStaged(Coll coll, StagedCall *staged, Call &&call, Mpi &&mpi) {
     countChorus(coll);
     return rc;
   }
-  countMpi(coll);
+  countMpi(coll, refusal());
   return mpi();
 }
 
@@ -91,13 +91,13 @@ int tryExchange(Coll coll, const ExchangeArgs &a, bool sendPerPeer, Chorus &&cho
   const bool inPlace = a.sendbuf == MPI_IN_PLACE;
   TypeShape st, rt;
   if (!routable() || !typeShape(a.recvtype, &rt) || (!inPlace && !typeShape(a.sendtype, &st)))
-    return viaMpi(coll, mpi);
+    return viaMpi(coll, jobReason(true, kDatatype), mpi);
   if (inPlace) st = rt;
   const MPI_Count rn = a.recvcount * rt.per, sn = inPlace ? rn : a.sendcount * st.per;
   if (st.dense && rt.dense)
     return tryOrMpi(coll, [&] { return chorus(a.sendbuf, sn, st.base, a.recvbuf, rn, rt.base); }, mpi);
   // Negative counts are MPI's to report (MPI_ERR_COUNT), not staging's.
-  if (a.recvcount < 0 || (!inPlace && a.sendcount < 0)) return viaMpi(coll, mpi);
+  if (a.recvcount < 0 || (!inPlace && a.sendcount < 0)) return viaMpi(coll, kArguments, mpi);
   int size = 1;
   PMPI_Comm_size(a.comm, &size);
   const MPI_Count sendElems = MPI_Count(a.sendcount) * (sendPerPeer ? size : 1);
@@ -123,12 +123,12 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
                    MPI_Request *request) {
   auto mpi = [&] { return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request); };
   TypeShape t;
-  if (!routable() || !typeShape(datatype, &t)) return viaMpi(kIallreduce, mpi);
+  if (!routable() || !typeShape(datatype, &t)) return viaMpi(kIallreduce, jobReason(true, kDatatype), mpi);
   const MPI_Count n = count * t.per;
   if (t.dense)
     return tryOrMpi(kIallreduce, [&] { return MPIX_Iallreduce_gpu(sendbuf, recvbuf, n, t.base, op, comm, request); },
                     mpi);
-  if (count < 0) return viaMpi(kIallreduce, mpi);  // MPI_ERR_COUNT, MPI's to raise
+  if (count < 0) return viaMpi(kIallreduce, kArguments, mpi);  // MPI_ERR_COUNT, MPI's to raise
   const bool inPlace = sendbuf == MPI_IN_PLACE;
   auto *staged = new StagedCall;
   if (!inPlace) staged->in = stageIn(sendbuf, count, datatype, t, true, MPI_COMM_SELF);
@@ -146,12 +146,12 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
                 MPI_Comm comm, MPI_Request *request) {
   auto mpi = [&] { return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request); };
   TypeShape t;
-  if (!routable() || !typeShape(datatype, &t)) return viaMpi(kIreduce, mpi);
+  if (!routable() || !typeShape(datatype, &t)) return viaMpi(kIreduce, jobReason(true, kDatatype), mpi);
   const MPI_Count n = count * t.per;
   if (t.dense)
     return tryOrMpi(kIreduce, [&] { return MPIX_Ireduce_gpu(sendbuf, recvbuf, n, t.base, op, root, comm, request); },
                     mpi);
-  if (count < 0) return viaMpi(kIreduce, mpi);
+  if (count < 0) return viaMpi(kIreduce, kArguments, mpi);
   int rank = 0;
   PMPI_Comm_rank(comm, &rank);
   const bool isRoot = rank == root, inPlace = sendbuf == MPI_IN_PLACE;
@@ -171,11 +171,11 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request) {
   auto mpi = [&] { return PMPI_Ibcast(buffer, count, datatype, root, comm, request); };
   TypeShape t;
-  if (!routable() || !typeShape(datatype, &t)) return viaMpi(kIbcast, mpi);
+  if (!routable() || !typeShape(datatype, &t)) return viaMpi(kIbcast, jobReason(true, kDatatype), mpi);
   const MPI_Count n = count * t.per;
   if (t.dense)
     return tryOrMpi(kIbcast, [&] { return MPIX_Ibcast_gpu(buffer, n, t.base, root, comm, request); }, mpi);
-  if (count < 0) return viaMpi(kIbcast, mpi);
+  if (count < 0) return viaMpi(kIbcast, kArguments, mpi);
   int rank = 0;
   PMPI_Comm_rank(comm, &rank);
   auto *staged = new StagedCall;
@@ -202,13 +202,13 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                               MPI_Comm comm, MPI_Request *request) {
   auto mpi = [&] { return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request); };
   TypeShape t;
-  if (!routable() || !typeShape(datatype, &t)) return viaMpi(kIreduceScatterBlock, mpi);
+  if (!routable() || !typeShape(datatype, &t)) return viaMpi(kIreduceScatterBlock, jobReason(true, kDatatype), mpi);
   const MPI_Count n = recvcount * t.per;
   if (t.dense)
     return tryOrMpi(kIreduceScatterBlock, [&] {
       return MPIX_Ireduce_scatter_block_gpu(sendbuf, recvbuf, n, t.base, op, comm, request);
     }, mpi);
-  if (recvcount < 0) return viaMpi(kIreduceScatterBlock, mpi);
+  if (recvcount < 0) return viaMpi(kIreduceScatterBlock, kArguments, mpi);
   int size = 1;
   PMPI_Comm_size(comm, &size);
   const bool inPlace = sendbuf == MPI_IN_PLACE;
@@ -239,7 +239,8 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request) {
   auto mpi = [&] { return PMPI_Ibarrier(comm, request); };
-  if (!routable()) return viaMpi(kIbarrier, mpi);  // (Signature implies CHORUS_INTERPOSE=all)
+  // (Signature implies CHORUS_INTERPOSE=all)
+  if (!routable()) return viaMpi(kIbarrier, jobReason(true, kArguments), mpi);
   return tryOrMpi(kIbarrier, [&] { return MPIX_Ibarrier_gpu(comm, request); }, mpi);
 }
 

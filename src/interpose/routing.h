@@ -36,8 +36,14 @@ int chorus_interpose_try_end(int rc);
 void chorus_interpose_set_hook(void (*fn)(void *, int), void *arg);
 int chorus_interpose_take_back_hook(void);
 int chorus_interpose_inside(void);
+int chorus_interpose_refusal(void);
 int chorus_interpose_info_enabled(void);
 void chorus_interpose_info(const char *line);
+void chorus_interpose_warn(const char *file, int line, const char *func, const char *msg);
+void chorus_interpose_set_rank(int worldRank);
+int chorus_interpose_stats_enabled(void);
+void chorus_interpose_stats(int rank, int nranks, const char *call, unsigned long long routed,
+                            unsigned long long mpi, const char *why);
 }
 
 namespace chorus_interpose {
@@ -50,8 +56,25 @@ enum Coll {
 enum Mode { kOff = 0, kDevice = 1, kAll = 2 };
 enum class Decide { Never, Signature, Agreement };
 
+// Why a call went to MPI (CHORUS_STATS, doc/interposer.md): the first
+// that applies, job-wide reasons before the call's own.
+enum Reason {
+  kOffSetting,    // "off": CHORUS_INTERPOSE=off
+  kNoGpu,         // "no-gpu": CHORUS_INTERPOSE=device, and no rank of the job can hold device memory
+  kAgreedJob,     // "agreed-job": an MPI_I* call in a job that agrees per call (some rank sees a GPU)
+  kThreadLevel,   // "thread-level": an MPI_I* call below MPI_THREAD_MULTIPLE
+  kHostMemory,    // "host-memory": CHORUS_INTERPOSE=device, and no rank's buffers are device memory
+  kMixedMemory,   // "mixed-memory": host buffers on some ranks, device ones on others
+  kDatatype,      // "datatype": not reducible to one predefined type, or not dense where nothing is staged
+  kArguments,     // "arguments": refused by Chorus's checks (type, op, count, root, buffer) on some rank
+  kCommunicator,  // "communicator": null, not valid, or an intercommunicator
+  kNoContext,     // "no-context": no Chorus context (none yet for an MPI_I* call, or its set-up failed)
+  kNumReasons
+};
+
 struct Counts {
   std::atomic<unsigned long long> chorus{0}, mpi{0};
+  std::atomic<unsigned long long> why[kNumReasons];  // zero: g_counts is static
 };
 extern Counts g_counts[kNumColls];
 
@@ -70,20 +93,31 @@ int mode();
 Decide decideBy();
 // Whether MPI runs at MPI_THREAD_MULTIPLE (asked once).
 bool threadMultiple();
+// Why this job sends a call to MPI without asking Chorus (a blocking call
+// when `nonblocking` is false), or `otherwise` when it does ask.
+Reason jobReason(bool nonblocking, Reason otherwise);
+// Why Chorus refused the try or probe that just ended.
+inline Reason refusal() {
+  static const Reason kRefusal[] = {kCommunicator, kArguments, kNoContext};
+  return kRefusal[chorus_interpose_refusal()];
+}
 
 inline void countChorus(Coll c) { g_counts[c].chorus.fetch_add(1, std::memory_order_relaxed); }
-inline void countMpi(Coll c) { g_counts[c].mpi.fetch_add(1, std::memory_order_relaxed); }
+inline void countMpi(Coll c, Reason why) {
+  g_counts[c].mpi.fetch_add(1, std::memory_order_relaxed);
+  g_counts[c].why[why].fetch_add(1, std::memory_order_relaxed);
+}
 
 // The agreed answer of the Agreement mode: whether this call goes to
-// Chorus.  `call` is the MPIX_* call, probed here; `stageable` false when
-// this rank's arguments would need staging, which that mode does not do
-// (its buffers may be device memory).
-bool agreeToRoute(MPI_Comm comm, bool stageable, int (*probe)(void *), void *arg);
+// Chorus, and *why not when not.  `call` is the MPIX_* call, probed here;
+// `stageable` false when this rank's arguments would need staging, which
+// that mode does not do (its buffers may be device memory).
+bool agreeToRoute(MPI_Comm comm, bool stageable, int (*probe)(void *), void *arg, Reason *why);
 
-// A call that stays MPI's on every rank whatever its buffers.
+// A call that stays MPI's on every rank whatever its buffers, for `why`.
 template <class Mpi>
-int viaMpi(Coll coll, Mpi &&mpi) {
-  if (!chorus_interpose_inside()) countMpi(coll);
+int viaMpi(Coll coll, Reason why, Mpi &&mpi) {
+  if (!chorus_interpose_inside()) countMpi(coll, why);
   return mpi();
 }
 
@@ -92,6 +126,7 @@ int viaMpi(Coll coll, Mpi &&mpi) {
 template <class Call, class Mpi>
 int routeOrMpi(Coll coll, MPI_Comm comm, bool stageable, Call &&call, Mpi &&mpi) {
   if (chorus_interpose_inside()) return mpi();  // Chorus's own MPI calls: not counted
+  Reason why = jobReason(false, kArguments);
   switch (decideBy()) {
     case Decide::Never: break;
     case Decide::Signature: {
@@ -101,10 +136,11 @@ int routeOrMpi(Coll coll, MPI_Comm comm, bool stageable, Call &&call, Mpi &&mpi)
         countChorus(coll);
         return rc;
       }
+      why = refusal();
       break;
     }
     case Decide::Agreement:
-      if (agreeToRoute(comm, stageable, [](void *c) { return (*static_cast<Call *>(c))(); }, &call)) {
+      if (agreeToRoute(comm, stageable, [](void *c) { return (*static_cast<Call *>(c))(); }, &call, &why)) {
         // Tried too: its checks passed on every rank, and a Chorus set-up
         // that fails (agreed on every rank: a full /dev/shm) hands the call
         // back to MPI on every rank.
@@ -114,10 +150,11 @@ int routeOrMpi(Coll coll, MPI_Comm comm, bool stageable, Call &&call, Mpi &&mpi)
           countChorus(coll);
           return rc;
         }
+        why = refusal();
       }
       break;
   }
-  countMpi(coll);
+  countMpi(coll, why);
   return mpi();
 }
 
