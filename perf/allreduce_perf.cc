@@ -19,9 +19,12 @@ int runChorus(const CollArgs &a) {
   return MPIX_Allreduce_gpu(a.sendbuf, a.recvbuf, MPI_Count(a.count), a.type, a.op, a.comm);
 }
 int runMpi(const CollArgs &a) { return MPI_Allreduce(a.sendbuf, a.recvbuf, int(a.count), a.type, a.op, a.comm); }
+int runInPlace(const CollArgs &a) {
+  return MPIX_Allreduce_gpu(MPI_IN_PLACE, a.recvbuf, MPI_Count(a.count), a.type, a.op, a.comm);
+}
 
 const Collective kAllreduce = {"allreduce", true, false, counts, busBwFactor, input, expected, nullptr,
-                               runChorus, runMpi};
+                               runChorus, runMpi, runInPlace};
 }  // namespace
 
 int main(int argc, char **argv) { return perf::perfMain(argc, argv, kAllreduce); }

@@ -34,8 +34,12 @@ int runMpi(const CollArgs &a) {
   return MPI_Alltoall(a.sendbuf, int(a.count), a.type, a.recvbuf, int(a.count), a.type, a.comm);
 }
 
+int runInPlace(const CollArgs &a) {
+  return MPIX_Alltoall_gpu(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a.recvbuf, MPI_Count(a.count), a.type, a.comm);
+}
+
 const Collective kAlltoall = {"alltoall", false, false, counts, busBwFactor, input, expected, nullptr,
-                              runChorus, runMpi};
+                              runChorus, runMpi, runInPlace};
 }  // namespace
 
 int main(int argc, char **argv) { return perf::perfMain(argc, argv, kAlltoall); }

@@ -20,7 +20,7 @@ int runChorus(const CollArgs &a) { return MPIX_Barrier_gpu(a.comm); }
 int runMpi(const CollArgs &a) { return MPI_Barrier(a.comm); }
 
 const Collective kBarrier = {"barrier", false, false, counts, busBwFactor, input, expected, checksRank,
-                             runChorus, runMpi};
+                             runChorus, runMpi, nullptr};
 }  // namespace
 
 int main(int argc, char **argv) { return perf::perfMain(argc, argv, kBarrier); }

@@ -22,7 +22,7 @@ int runChorus(const CollArgs &a) { return MPIX_Bcast_gpu(a.recvbuf, MPI_Count(a.
 int runMpi(const CollArgs &a) { return MPI_Bcast(a.recvbuf, int(a.count), a.type, a.root, a.comm); }
 
 const Collective kBroadcast = {"broadcast", false, true, counts, busBwFactor, input, expected, nullptr,
-                               runChorus, runMpi};
+                               runChorus, runMpi, nullptr};  // always in place
 }  // namespace
 
 int main(int argc, char **argv) { return perf::perfMain(argc, argv, kBroadcast); }

@@ -149,7 +149,6 @@ long long countWrong(const Collective &coll, const DataCtx &ctx, Type t, MemKind
 // calls for about kTargetSeconds per library, between o.iters and
 // kMaxAutoIters; every rank must run the same count, hence the MAX.
 constexpr double kTargetSeconds = 0.01;
-constexpr int kMaxAutoIters = 2000;
 constexpr double kWarmupSeconds = 0.005;
 // The first size of a sweep warms up longer, as nccl-tests warms up before
 // its sweep: the ranks leave set-up (and rank 0 its header, forwarded by
@@ -168,10 +167,14 @@ int timedIterations(double warmupSecPerCall, const Options &o, MPI_Comm comm) {
   return all;
 }
 
-// Warm-up, then the timed calls in alternating batches.  Returns the
-// per-call time in seconds of the slowest rank, for Chorus and for MPI.
-void timeSize(const Collective &coll, const CollArgs &ch, const CollArgs *mpi, const Options &o, int rank,
-              MPI_Comm comm, double warmupSeconds, double *chSec, double *mpiSec) {
+// The library slots timed at each size, in the order their batches run.
+enum Slot { kChorus, kInPlace, kMpi, kSlots };
+
+// Warm-up, then the timed calls in alternating batches.  Fills each slot's
+// Timing (Chorus, Chorus in place when `inPlace`, MPI when `mpi`) and
+// returns the number of timed calls per slot.
+int timeSize(const Collective &coll, const CollArgs &ch, const CollArgs *mpi, bool inPlace, const Options &o, int rank,
+             MPI_Comm comm, double warmupSeconds, Timing out[kSlots]) {
   // Warm up in rounds of -w calls until every rank has spent warmupSeconds
   // in them (or kMaxWarmupRounds rounds have run): a one-off stall (mpirun forwarding rank 0's last output line
   // takes a core for milliseconds on a 2-core node) then lands here, not in
@@ -180,25 +183,30 @@ void timeSize(const Collective &coll, const CollArgs &ch, const CollArgs *mpi, c
   // of the barriers between batches weighs on every call (4 ranks on 2
   // cores, 8-byte allreduce: the last round's pace gave 8.5-47 us per call
   // for the first size, the fastest round's a steady 8.5).
-  auto warmUp = [&](auto &&call) {
+  auto warmUp = [&](double seconds, long long *calls, auto &&call) {
     double perCall = 0, spentTotal = 0;
     for (int round = 0; o.warmup > 0 && round < kMaxWarmupRounds; ++round) {
       const double w0 = MPI_Wtime();
       for (int i = 0; i < o.warmup; ++i) call();
+      *calls += o.warmup;
       const double spent = MPI_Wtime() - w0;
       perCall = round == 0 ? spent / o.warmup : std::min(perCall, spent / o.warmup);
       spentTotal += spent;
-      int more = spentTotal < warmupSeconds ? 1 : 0, anyMore = 0;
+      int more = spentTotal < seconds ? 1 : 0, anyMore = 0;
       MPI_Allreduce(&more, &anyMore, 1, MPI_INT, MPI_MAX, comm);
       if (!anyMore) break;
     }
     return perCall;
   };
-  const double warmupPerCall = warmUp([&] { checkCall(coll.runChorus(ch), "Chorus", coll.name, rank); });
-  if (mpi) warmUp([&] { checkCall(coll.runMpi(*mpi), "MPI", coll.name, rank); });
+  auto chorusCall = [&] { checkCall(coll.runChorus(ch), "Chorus", coll.name, rank); };
+  auto inPlaceCall = [&] { checkCall(coll.runChorusInPlace(ch), "Chorus", coll.name, rank); };
+  auto mpiCall = [&] { checkCall(coll.runMpi(*mpi), "MPI", coll.name, rank); };
+  const double warmupPerCall = warmUp(warmupSeconds, &out[kChorus].warmupCalls, chorusCall);
+  // The in-place call shares the buffers and the pace just warmed: one round.
+  if (inPlace) warmUp(0, &out[kInPlace].warmupCalls, inPlaceCall);
+  if (mpi) warmUp(warmupSeconds, &out[kMpi].warmupCalls, mpiCall);
   const int iters = timedIterations(warmupPerCall, o, comm);
   const int batches = std::min(iters, kBatches);
-  double local[2] = {0, 0};
   // Back to back: one barrier per batch, the batch timed whole, so calls
   // may overlap their neighbours as in a loop of an application.  --sync:
   // a barrier before every call and only the call timed, so each call
@@ -231,20 +239,42 @@ void timeSize(const Collective &coll, const CollArgs &ch, const CollArgs *mpi, c
       MPI_Barrier(comm);
   };
   auto mpiBarrier = [&] { MPI_Barrier(comm); };
+  // Per slot: this rank's total, then each batch's time per call.
+  double local[kSlots][1 + kBatches] = {};
   for (int b = 0; b < batches; ++b) {
     const int n = iters / batches + (b < iters % batches ? 1 : 0);
+    double t[kSlots] = {0, 0, 0};
     if (o.nullRun && mpi)  // the "Chorus" column is MPI too (--null)
-      local[0] += timeBatch(n, chorusBarrier, [&] { checkCall(coll.runMpi(*mpi), "MPI", coll.name, rank); });
+      t[kChorus] = timeBatch(n, chorusBarrier, mpiCall);
     else
-      local[0] += timeBatch(n, chorusBarrier, [&] { checkCall(coll.runChorus(ch), "Chorus", coll.name, rank); });
-    if (mpi) local[1] += timeBatch(n, mpiBarrier, [&] { checkCall(coll.runMpi(*mpi), "MPI", coll.name, rank); });
+      t[kChorus] = timeBatch(n, chorusBarrier, chorusCall);
+    if (inPlace) t[kInPlace] = timeBatch(n, chorusBarrier, inPlaceCall);
+    if (mpi) t[kMpi] = timeBatch(n, mpiBarrier, mpiCall);
+    for (int k = 0; k < kSlots; ++k) {
+      local[k][0] += t[k];
+      local[k][1 + b] = t[k] / n;
+    }
   }
-  local[0] /= iters;
-  local[1] /= iters;
-  double slowest[2];
-  MPI_Allreduce(local, slowest, 2, MPI_DOUBLE, MPI_MAX, comm);
-  *chSec = slowest[0];
-  *mpiSec = slowest[1];
+  // A call is as slow as its slowest rank: that rank's total gives the
+  // time, and its batches the spread, which then brackets the time.
+  struct {
+    double total;
+    int rank;
+  } mine[kSlots], slowest[kSlots];
+  for (int k = 0; k < kSlots; ++k) mine[k] = {local[k][0], rank};
+  MPI_Allreduce(mine, slowest, kSlots, MPI_DOUBLE_INT, MPI_MAXLOC, comm);
+  double batch[kSlots][kBatches] = {}, slowestBatch[kSlots][kBatches];
+  for (int k = 0; k < kSlots; ++k)
+    if (slowest[k].rank == rank) std::copy(local[k] + 1, local[k] + 1 + kBatches, batch[k]);
+  MPI_Allreduce(batch, slowestBatch, kSlots * kBatches, MPI_DOUBLE, MPI_MAX, comm);
+  for (int k = 0; k < kSlots; ++k) {
+    Timing &t = out[k];
+    t.iters = iters;
+    t.meanUs = slowest[k].total / iters * 1e6;
+    t.minUs = *std::min_element(slowestBatch[k], slowestBatch[k] + batches) * 1e6;
+    t.maxUs = *std::max_element(slowestBatch[k], slowestBatch[k] + batches) * 1e6;
+  }
+  return iters;
 }
 
 // GB/s for `bytes` in `sec` seconds (0 for an empty or untimed call).
@@ -268,7 +298,7 @@ SizeResult runSize(Setup &s, const CollCounts &c, double warmupSeconds) {
   const Options &o = s.opt;
   const size_t ts = typeInfo(o.type).size;
   CollArgs ch = {c.sendElems ? s.buf.send : nullptr, s.buf.recv, c.count, mpiType(o.type),
-                 coll.usesOp ? chorusOp(o.op) : MPI_OP_NULL, o.root, s.comm};
+                 coll.usesOp ? chorusOp(o.op) : MPI_OP_NULL, o.root, s.rank, s.comm};
   CollArgs mpi = ch;
   mpi.op = s.mpiOp;
   SizeResult r = {};
@@ -276,15 +306,23 @@ SizeResult runSize(Setup &s, const CollCounts &c, double warmupSeconds) {
   r.count = c.sizeElems;
   r.mpiRan = s.mpiOn && fitsInt(c.count) && fitsInt(c.count * size_t(s.nranks));
   if (s.mpiOn && !r.mpiRan) r.mpiNote = "count exceeds INT_MAX";
+  r.inPlaceRan = o.inPlace && coll.runChorusInPlace;
 
-  double chSec = 0, mpiSec = 0;
-  timeSize(coll, ch, r.mpiRan ? &mpi : nullptr, o, s.rank, s.comm, warmupSeconds, &chSec, &mpiSec);
-  r.timeUs = chSec * 1e6;
-  r.algBw = gbPerSec(r.bytes, chSec);
+  Timing t[kSlots];
+  r.iters = timeSize(coll, ch, r.mpiRan ? &mpi : nullptr, r.inPlaceRan, o, s.rank, s.comm, warmupSeconds, t);
+  r.chorus = t[kChorus];
+  r.inPlace = t[kInPlace];
+  r.mpi = t[kMpi];
+  r.timeUs = r.chorus.meanUs;
+  r.algBw = gbPerSec(r.bytes, r.timeUs * 1e-6);
   r.busBw = r.algBw * coll.busBwFactor(s.nranks);
+  if (r.inPlaceRan) {
+    r.inPlaceAlgBw = gbPerSec(r.bytes, r.inPlace.meanUs * 1e-6);
+    r.inPlaceBusBw = r.inPlaceAlgBw * coll.busBwFactor(s.nranks);
+  }
   if (r.mpiRan) {
-    r.mpiTimeUs = mpiSec * 1e6;
-    r.mpiAlgBw = gbPerSec(r.bytes, mpiSec);
+    r.mpiTimeUs = r.mpi.meanUs;
+    r.mpiAlgBw = gbPerSec(r.bytes, r.mpiTimeUs * 1e-6);
     r.mpiBusBw = r.mpiAlgBw * coll.busBwFactor(s.nranks);
   }
 
@@ -328,7 +366,10 @@ void planMpi(Setup *s, std::string *note) {
 
 bool allocate(Setup *s, const CollCounts &maxc, std::string *why) {
   const size_t ts = typeInfo(s->opt.type).size;
-  const size_t sendBytes = maxc.sendElems * ts, recvBytes = maxc.recvElems * ts;
+  // The in-place calls take their input from recvbuf: it holds the send
+  // side too (reduce_scatter's n blocks).
+  const size_t recvElems = s->opt.inPlace ? std::max(maxc.sendElems, maxc.recvElems) : maxc.recvElems;
+  const size_t sendBytes = maxc.sendElems * ts, recvBytes = recvElems * ts;
   s->buf.send = maxc.sendElems ? memAlloc(s->opt.mem, sendBytes) : nullptr;
   s->buf.recv = memAlloc(s->opt.mem, recvBytes);
   if ((maxc.sendElems && !s->buf.send) || !s->buf.recv) {
@@ -378,6 +419,7 @@ int perfMain(int argc, char **argv, const Collective &coll) {
   run.argv.assign(argv, argv + argc);
   run.usesOp = coll.usesOp;
   run.usesRoot = coll.usesRoot;
+  run.hasInPlace = coll.runChorusInPlace != nullptr;
   run.nranks = s.nranks;
 
   std::string err;
@@ -419,10 +461,13 @@ int perfMain(int argc, char **argv, const Collective &coll) {
   }
   const DataGen gen(s.opt.type, s.opt.op, coll.usesOp, s.nranks);
   s.gen = &gen;
-  // Finite, typical values in the buffers before any timing.
+  // Finite, typical values in the buffers before any timing; the in-place
+  // calls start from the send side's values, not from the poison.
   const DataCtx maxCtx = {&gen, maxc, s.rank, s.nranks, s.opt.root};
-  if (!agreeOrReport(fillInputs(coll, maxCtx, s.opt.type, s.opt.mem, &s.buf), "copying inputs to the buffers failed",
-                     s.rank, s.comm)) {
+  ok = fillInputs(coll, maxCtx, s.opt.type, s.opt.mem, &s.buf);
+  if (ok && s.opt.inPlace && maxc.sendElems)
+    ok = memCopyIn(s.opt.mem, s.buf.recv, s.buf.hostSend.data(), maxc.sendElems * ts);
+  if (!agreeOrReport(ok, "copying inputs to the buffers failed", s.rank, s.comm)) {
     release(&s);
     return finish(2, &s.comm);
   }
@@ -444,8 +489,8 @@ int perfMain(int argc, char **argv, const Collective &coll) {
   // Memory while the communicator's Chorus context (and its FIFOs) is alive.
   const Footprint mine = processFootprint();
   // Host staging always, plus the buffers themselves when they are host memory.
-  const long long toolBytes =
-      (long long)(maxc.sendElems + maxc.recvElems) * (long long)ts * (s.opt.mem == MemKind::Host ? 2 : 1);
+  const long long toolBytes = (long long)(s.buf.hostSend.size() + s.buf.hostRecv.size()) *
+                              (s.opt.mem == MemKind::Host ? 2 : 1);
   long long local[3] = {mine.peakRss, mine.shmRss, toolBytes}, most[3] = {0, 0, 0};
   MPI_Allreduce(local, most, 3, MPI_LONG_LONG, MPI_MAX, s.comm);
   run.peakRss = most[0];

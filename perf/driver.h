@@ -20,6 +20,7 @@ struct CollArgs {
   MPI_Datatype type;
   MPI_Op op;            // Chorus's op, or MPI's reference op
   int root;
+  int rank;             // the caller's rank in comm (in place at the root only)
   MPI_Comm comm;
 };
 
@@ -59,6 +60,11 @@ struct Collective {
   // One call, returning MPI_SUCCESS or an MPI error code.
   int (*runChorus)(const CollArgs &args);
   int (*runMpi)(const CollArgs &args);
+  // The same call with MPI_IN_PLACE, working on recvbuf (which the driver
+  // sizes for both the send and the receive side); nullptr where the
+  // collective has no in-place form distinct from runChorus (broadcast,
+  // barrier).
+  int (*runChorusInPlace)(const CollArgs &args);
 };
 
 // The whole tool: MPI_Init to MPI_Finalize.  Returns the process exit code:

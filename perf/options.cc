@@ -55,6 +55,7 @@ const option kLongOptions[] = {
     {"iters", required_argument, nullptr, 'n'},
     {"warmup_iters", required_argument, nullptr, 'w'},
     {"check", required_argument, nullptr, 'c'},
+    {"inplace", required_argument, nullptr, 'I'},
     {"datatype", required_argument, nullptr, 'd'},
     {"op", required_argument, nullptr, 'o'},
     {"root", required_argument, nullptr, 'r'},
@@ -76,7 +77,7 @@ bool parseOptions(int argc, char **argv, int nranks, Options *opt, std::string *
   opterr = 0;  // we print our own messages, on rank 0 only
   optind = 1;
   int c;
-  while ((c = getopt_long(argc, argv, ":b:e:f:i:n:w:c:d:o:r:m:J:h", kLongOptions, nullptr)) != -1) {
+  while ((c = getopt_long(argc, argv, ":b:e:f:i:n:w:c:I:d:o:r:m:J:h", kLongOptions, nullptr)) != -1) {
     switch (c) {
       case 'b':
         if (!parseBytes(optarg, &opt->minBytes)) return *error = bad('b', optarg, "bytes, e.g. 8, 64K, 1M, 2G"), false;
@@ -106,6 +107,10 @@ bool parseOptions(int argc, char **argv, int nranks, Options *opt, std::string *
       case 'c':
         if (!parseInt(optarg, 0, 1, &v)) return *error = bad('c', optarg, "0 or 1"), false;
         opt->check = v == 1;
+        break;
+      case 'I':
+        if (!parseInt(optarg, 0, 1, &v)) return *error = bad('I', optarg, "0 or 1"), false;
+        opt->inPlace = v == 1;
         break;
       case 'd':
         if (!parseType(optarg, &opt->type)) return *error = bad('d', optarg, typeNames()), false;
@@ -209,9 +214,11 @@ std::string usage(const char *tool) {
        "  -f, --stepfactor N        multiply the size by N at each step (default 2)\n"
        "  -i, --stepbytes BYTES     add BYTES at each step instead (excludes -f)\n"
        "  -n, --iters N             timed iterations per size (default: at least 20, more for\n"
-       "                            calls under 0.5 ms, up to 10 ms per library or 2000)\n"
+       "                            calls under 0.5 ms, up to 10 ms per library or 2000; the\n"
+       "                            iters column gives the count each size ran)\n"
        "  -w, --warmup_iters N      untimed iterations per size first (default 20)\n"
        "  -c, --check 0|1           check the results (default 1)\n"
+       "  -I, --inplace 0|1         also time the MPI_IN_PLACE form, where the collective has one (default 1)\n"
        "  -d, --datatype TYPE       ";
   u += typeNames();
   u += " (default float)\n"

@@ -9,6 +9,9 @@
 
 namespace perf {
 
+// Without -n, the most timed calls per size (options.cc's usage, driver.cc).
+constexpr int kMaxAutoIters = 2000;
+
 struct Options {
   size_t minBytes = 8;
   size_t maxBytes = 32 << 20;
@@ -18,6 +21,7 @@ struct Options {
   bool itersGiven = false;  // -n: exactly `iters`; otherwise more for short calls
   int warmup = 20;
   bool check = true;
+  bool inPlace = true;  // -I: also time the MPI_IN_PLACE form, where there is one
   Type type = Type::Float32;
   Op op = Op::Sum;
   int root = 0;

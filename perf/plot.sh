@@ -1,12 +1,15 @@
 #!/bin/sh
-# plot.sh - bus bandwidth against message size from perf tools' JSON (-J).
+# plot.sh - bandwidth and latency against message size from the perf
+# tools' JSON (-J).  Installed as chorus_perf_plot.
 #
 #   perf/plot.sh results.json out.png
 #   perf/plot.sh run1.json run2.json ... out.png     (several runs, one chart)
 #
-# Draws busbw (GB/s) over size (log2 axis) for Chorus and, where the run had
-# --mpi, for MPI's own collective.  Needs python3 (reads the JSON) and
-# gnuplot (pngcairo terminal if present, else png).
+# Two panels: busbw (GB/s) over size (log2 axis), and the time per call (us)
+# over size on log-log axes, where the small sizes' latency shows; each for
+# Chorus, Chorus in place (where the run timed it) and, where the run had
+# --mpi, MPI's own collective.  Needs python3 (reads the JSON) and gnuplot
+# (pngcairo terminal if present, else png).
 set -eu
 
 usage() {
@@ -19,9 +22,9 @@ command -v gnuplot >/dev/null 2>&1 || { echo "$0: gnuplot not found" >&2; exit 2
 command -v python3 >/dev/null 2>&1 || { echo "$0: python3 not found" >&2; exit 2; }
 
 if gnuplot -e 'set terminal pngcairo' >/dev/null 2>&1; then
-  terminal='pngcairo size 1000,620 font ",10"'
+  terminal='pngcairo size 1600,620 font ",10"'
 else
-  terminal='png size 1000,620'
+  terminal='png size 1600,620'
 fi
 
 tmp=$(mktemp -d)
@@ -60,35 +63,44 @@ for path in inputs:
     titles.append("%s, %d ranks, %s %s, %s memory" % (
         run.get("collective", "?"), run.get("nranks", 0), rows[0].get("type", "?"),
         rows[0].get("op", "?"), run.get("memory", "?")))
-    for who in ("chorus", "mpi"):
-        pts = [(r["bytes"], r[who]["busbw"]) for r in rows
-               if isinstance(r.get(who), dict) and r[who].get("busbw") is not None]
+    names = {"chorus": "Chorus", "chorus_inplace": "Chorus in place", "mpi": "MPI"}
+    for who in ("chorus", "chorus_inplace", "mpi"):
+        pts = [(r["bytes"], r[who]["busbw"], r[who]["time_us"]) for r in rows
+               if isinstance(r.get(who), dict) and r[who].get("busbw") is not None
+               and r[who].get("time_us") is not None]
         if not pts:
             continue
         data = os.path.join(tmp, "curve%d.dat" % len(curves))
         with open(data, "w") as f:
-            for b, bw in pts:
-                f.write("%d %.9g\n" % (b, bw))
-        curves.append((data, ("Chorus" if who == "chorus" else "MPI") + tag, who))
+            for b, bw, t in pts:
+                f.write("%d %.9g %.9g\n" % (b, bw, t))
+        curves.append((data, names[who] + tag, who))
 
 ticks = sorted(sizes)
 step = max(1, (len(ticks) + 11) // 12)  # at most about a dozen labels
 xtics = ", ".join('"%s" %d' % (human(b), b) for b in ticks[::step])
 title = titles[0] if len(set(titles)) == 1 else "; ".join(sorted(set(titles)))
 
-plot = []
-for data, label, who in curves:
-    style = "lw 2 pt 7 ps 0.8" + (" dt 2" if who == "mpi" else "")
-    plot.append("%s using 1:2 with linespoints %s title %s" % (quote(data), style, quote(label)))
+def plot(column):
+    lines = []
+    for data, label, who in curves:
+        style = "lw 2 pt 7 ps 0.8" + {"mpi": " dt 2", "chorus_inplace": " dt 3"}.get(who, "")
+        lines.append("%s using 1:%d with linespoints %s title %s" % (quote(data), column, style, quote(label)))
+    return "plot " + ", \\\n     ".join(lines) + "\n"
 
 with open(os.path.join(tmp, "plot.gp"), "w") as f:
     f.write("set terminal %s\n" % terminal)
     f.write("set output %s\n" % quote(out))
-    f.write("set title %s noenhanced\n" % quote(title))
-    f.write("set xlabel 'message size (bytes)'\nset ylabel 'bus bandwidth (GB/s)'\n")
-    f.write("set logscale x 2\nset xtics (%s) rotate by -45\n" % xtics)
-    f.write("set grid\nset key top left noenhanced\nset yrange [0:*]\n")
-    f.write("plot " + ", \\\n     ".join(plot) + "\n")
+    f.write("set multiplot layout 1,2 title %s noenhanced\n" % quote(title))
+    f.write("set xlabel 'message size (bytes)'\nset logscale x 2\nset xtics (%s) rotate by -45\n" % xtics)
+    f.write("set grid\nset key top left noenhanced\n")
+    f.write("set title 'bus bandwidth'\nset ylabel 'bus bandwidth (GB/s)'\nset yrange [0:*]\n")
+    f.write(plot(2))
+    # Log-log: latency spans decades between the smallest and largest sizes.
+    f.write("set title 'time per call (log-log)'\nset ylabel 'time per call (us)'\n")
+    f.write("set logscale y 10\nset yrange [*:*]\n")
+    f.write(plot(3))
+    f.write("unset multiplot\n")
 PY
 
 gnuplot "$tmp/plot.gp"

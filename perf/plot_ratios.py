@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 
-HEADER = re.compile(r"^(\w+)_perf, (\d+) ranks, .*?, (back-to-back|sync) timing")
+HEADER = re.compile(r"^(?:chorus_)?(\w+)_perf, (\d+) ranks, .*?, (back-to-back|sync) timing")
 UNITS = {"B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 
 

@@ -23,8 +23,14 @@ int runMpi(const CollArgs &a) {
   return MPI_Reduce(a.sendbuf, a.recvbuf, int(a.count), a.type, a.op, a.root, a.comm);
 }
 
+// Only the root passes MPI_IN_PLACE; the others send as usual.
+int runInPlace(const CollArgs &a) {
+  const void *send = a.rank == a.root ? MPI_IN_PLACE : a.sendbuf;
+  return MPIX_Reduce_gpu(send, a.recvbuf, MPI_Count(a.count), a.type, a.op, a.root, a.comm);
+}
+
 const Collective kReduce = {"reduce", true, true, counts, busBwFactor, input, expected, checksRank,
-                            runChorus, runMpi};
+                            runChorus, runMpi, runInPlace};
 }  // namespace
 
 int main(int argc, char **argv) { return perf::perfMain(argc, argv, kReduce); }

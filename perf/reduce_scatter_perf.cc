@@ -23,8 +23,13 @@ int runMpi(const CollArgs &a) {
   return MPI_Reduce_scatter_block(a.sendbuf, a.recvbuf, int(a.count), a.type, a.op, a.comm);
 }
 
+// recvbuf holds all n blocks here; block `rank` is reduced in place.
+int runInPlace(const CollArgs &a) {
+  return MPIX_Reduce_scatter_block_gpu(MPI_IN_PLACE, a.recvbuf, MPI_Count(a.count), a.type, a.op, a.comm);
+}
+
 const Collective kReduceScatter = {"reduce_scatter", true, false, counts, busBwFactor, input, expected, nullptr,
-                                   runChorus, runMpi};
+                                   runChorus, runMpi, runInPlace};
 }  // namespace
 
 int main(int argc, char **argv) { return perf::perfMain(argc, argv, kReduceScatter); }

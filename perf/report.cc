@@ -22,6 +22,18 @@ std::string fmtTime(double us) {
 
 std::string fmtWrong(long long wrong) { return wrong < 0 ? "N/A" : std::to_string(wrong); }
 
+// The spread of the per-call time over the batches: fastest-slowest.
+std::string fmtSpread(const Timing &t) { return fmtTime(t.minUs) + "-" + fmtTime(t.maxUs); }
+
+// What the header says of the timed calls: the count itself only when -n
+// fixed it; otherwise each row's iters column gives the count that ran.
+std::string itersSetting(const Options &o) {
+  if (o.itersGiven) return std::to_string(o.iters);
+  return "auto (" + std::to_string(o.iters) + "-" + std::to_string(kMaxAutoIters) + " per size, see the iters column)";
+}
+
+bool hasInPlaceColumn(const RunInfo &run) { return run.opt.inPlace && run.hasInPlace; }
+
 // Mean of busbw over the sizes (nccl-tests' "Avg bus bandwidth").
 double meanBusBw(const std::vector<SizeResult> &results, bool mpi) {
   double sum = 0;
@@ -63,6 +75,13 @@ std::string jsonNumber(double v) {
   return buf;
 }
 
+// A Timing as a JSON object, left open for more fields.
+std::string jsonTiming(const Timing &t) {
+  return "{\"iters\": " + std::to_string(t.iters) + ", \"warmup_calls\": " + std::to_string(t.warmupCalls) +
+         ", \"time_us\": " + jsonNumber(t.meanUs) + ", \"min_us\": " + jsonNumber(t.minUs) +
+         ", \"max_us\": " + jsonNumber(t.maxUs);
+}
+
 std::string cpuModel() {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
@@ -98,8 +117,9 @@ void printHeader(FILE *out, const RunInfo &run) {
   const Options &o = run.opt;
   std::fprintf(out, "# Chorus %s perf: %s\n", run.collective.c_str(), commandLine(run.argv).c_str());
   std::fprintf(out, "# library: %s\n# MPI:     %s\n", run.chorusVersion.c_str(), run.mpiVersion.c_str());
-  std::fprintf(out, "# nranks %d  memory %s  timing %s  iters %d  warmup %d  check %d  datatype %s  op %s  root %s\n",
-               run.nranks, memName(o.mem), o.sync ? "sync" : "back-to-back", o.iters, o.warmup, int(o.check),
+  std::fprintf(out, "# nranks %d  memory %s  timing %s  iters %s  warmup %d  check %d  datatype %s  op %s  root %s\n",
+               run.nranks, memName(o.mem), o.sync ? "sync" : "back-to-back", itersSetting(o).c_str(), o.warmup,
+               int(o.check),
                typeInfo(o.type).name,
                run.usesOp ? opName(o.op) : "none", run.usesRoot ? std::to_string(o.root).c_str() : "none");
   for (int r = 0; r < run.nranks; ++r) {
@@ -109,11 +129,15 @@ void printHeader(FILE *out, const RunInfo &run) {
   if (o.mpi && !run.mpiNote.empty()) std::fprintf(out, "# --mpi: MPI not timed: %s\n", run.mpiNote.c_str());
   if (o.nullRun) std::fprintf(out, "# --null: the Chorus columns time MPI's collective too (an A/A run)\n");
   const bool mpiCols = o.mpi && run.mpiNote.empty();
-  std::fprintf(out, "#\n#%12s %12s %9s %6s %5s %10s %8s %8s %7s", "size", "count", "type", "redop", "root", "time",
-               "algbw", "busbw", "#wrong");
+  // time is the mean per call over all `iters` calls of the slowest rank;
+  // min-max, the mean per call of its fastest and slowest batch (of up to 4).
+  std::fprintf(out, "#\n#%12s %12s %9s %6s %5s %6s %10s %19s %8s %8s %7s", "size", "count", "type", "redop", "root",
+               "iters", "time", "min-max", "algbw", "busbw", "#wrong");
+  if (hasInPlaceColumn(run)) std::fprintf(out, " %10s", "in-place");
   if (mpiCols) std::fprintf(out, " %10s %9s %7s", "mpi_time", "mpi_busbw", "ratio");
-  std::fprintf(out, "\n#%12s %12s %9s %6s %5s %10s %8s %8s %7s", "(B)", "(elements)", "", "", "", "(us)", "(GB/s)",
-               "(GB/s)", "");
+  std::fprintf(out, "\n#%12s %12s %9s %6s %5s %6s %10s %19s %8s %8s %7s", "(B)", "(elements)", "", "", "", "",
+               "(us)", "(us)", "(GB/s)", "(GB/s)", "");
+  if (hasInPlaceColumn(run)) std::fprintf(out, " %10s", "(us)");
   if (mpiCols) std::fprintf(out, " %10s %9s %7s", "(us)", "(GB/s)", "MPI/Ch");
   std::fprintf(out, "\n");
   std::fflush(out);
@@ -121,9 +145,10 @@ void printHeader(FILE *out, const RunInfo &run) {
 
 void printRow(FILE *out, const RunInfo &run, const SizeResult &r) {
   const Options &o = run.opt;
-  std::fprintf(out, " %12zu %12zu %9s %6s %5d %10s %8.2f %8.2f %7s", r.bytes, r.count, typeInfo(o.type).name,
-               run.usesOp ? opName(o.op) : "none", run.usesRoot ? o.root : -1, fmtTime(r.timeUs).c_str(), r.algBw,
-               r.busBw, fmtWrong(r.wrong).c_str());
+  std::fprintf(out, " %12zu %12zu %9s %6s %5d %6d %10s %19s %8.2f %8.2f %7s", r.bytes, r.count, typeInfo(o.type).name,
+               run.usesOp ? opName(o.op) : "none", run.usesRoot ? o.root : -1, r.iters, fmtTime(r.timeUs).c_str(),
+               fmtSpread(r.chorus).c_str(), r.algBw, r.busBw, fmtWrong(r.wrong).c_str());
+  if (hasInPlaceColumn(run)) std::fprintf(out, " %10s", r.inPlaceRan ? fmtTime(r.inPlace.meanUs).c_str() : "-");
   if (o.mpi && run.mpiNote.empty()) {
     if (r.mpiRan) {
       std::fprintf(out, " %10s %9.2f %7.2f", fmtTime(r.mpiTimeUs).c_str(), r.mpiBusBw,
@@ -185,7 +210,12 @@ bool writeJson(FILE *out, const RunInfo &run, const std::vector<SizeResult> &res
   }
   s += "  ],\n";
   s += "  \"memory\": " + jsonString(memName(o.mem)) + ",\n";
-  s += "  \"iters\": " + std::to_string(o.iters) + ",\n";
+  // The timed calls of each size are in its results ("iters"): -n fixes
+  // them, otherwise they are at least iters_min and at most iters_max.
+  s += "  \"iters_fixed\": " + std::string(o.itersGiven ? "true" : "false") + ",\n";
+  s += "  \"iters_min\": " + std::to_string(o.iters) + ",\n";
+  s += "  \"iters_max\": " + std::to_string(o.itersGiven ? o.iters : kMaxAutoIters) + ",\n";
+  s += "  \"inplace\": " + std::string(o.inPlace ? "true" : "false") + ",\n";
   s += "  \"warmup_iters\": " + std::to_string(o.warmup) + ",\n";
   s += "  \"check\": " + std::string(o.check ? "true" : "false") + ",\n";
   s += "  \"mpi\": " + std::string(o.mpi ? "true" : "false") + ",\n";
@@ -198,13 +228,22 @@ bool writeJson(FILE *out, const RunInfo &run, const std::vector<SizeResult> &res
     s += "    {\"bytes\": " + std::to_string(r.bytes) + ", \"count\": " + std::to_string(r.count) +
          ", \"type\": " + jsonString(typeInfo(o.type).name) +
          ", \"op\": " + jsonString(run.usesOp ? opName(o.op) : "none") +
-         ", \"root\": " + std::to_string(run.usesRoot ? o.root : -1) + ",\n";
-    s += "     \"chorus\": {\"time_us\": " + jsonNumber(r.timeUs) + ", \"algbw\": " + jsonNumber(r.algBw) +
+         ", \"root\": " + std::to_string(run.usesRoot ? o.root : -1) + ", \"iters\": " + std::to_string(r.iters) +
+         ",\n";
+    s += "     \"chorus\": " + jsonTiming(r.chorus) + ", \"algbw\": " + jsonNumber(r.algBw) +
          ", \"busbw\": " + jsonNumber(r.busBw) + "},\n";
+    // null where the collective has no in-place form or -I 0 left it out.
+    s += "     \"chorus_inplace\": ";
+    if (r.inPlaceRan) {
+      s += jsonTiming(r.inPlace) + ", \"algbw\": " + jsonNumber(r.inPlaceAlgBw) +
+           ", \"busbw\": " + jsonNumber(r.inPlaceBusBw) + "},\n";
+    } else {
+      s += "null,\n";
+    }
     s += "     \"wrong\": " + (r.wrong < 0 ? std::string("null") : std::to_string(r.wrong));
     if (o.mpi) {
       if (r.mpiRan) {
-        s += ",\n     \"mpi\": {\"time_us\": " + jsonNumber(r.mpiTimeUs) + ", \"algbw\": " + jsonNumber(r.mpiAlgBw) +
+        s += ",\n     \"mpi\": " + jsonTiming(r.mpi) + ", \"algbw\": " + jsonNumber(r.mpiAlgBw) +
              ", \"busbw\": " + jsonNumber(r.mpiBusBw) +
              ", \"ratio\": " + jsonNumber(r.timeUs > 0 ? r.mpiTimeUs / r.timeUs : NAN) + "}";
       } else {

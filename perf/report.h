@@ -10,14 +10,28 @@
 
 namespace perf {
 
+// One library's calls at one size, each time the slowest rank's.
+struct Timing {
+  int iters = 0;                // timed calls
+  long long warmupCalls = 0;    // untimed calls before them
+  double meanUs = 0;            // per call, over all timed calls
+  double minUs = 0, maxUs = 0;  // per call in the fastest and the slowest batch
+};
+
 // The results of one size, already reduced over ranks.
 struct SizeResult {
   size_t bytes;          // reported size
   size_t count;          // elements behind it
-  double timeUs;         // Chorus, per call, slowest rank
+  int iters;             // timed calls per library (-n, or the automatic count)
+  Timing chorus;
+  double timeUs;         // chorus.meanUs
   double algBw, busBw;   // GB/s (1e9 bytes/s)
   long long wrong;       // wrong elements over all ranks; -1: not checked
+  bool inPlaceRan;       // the collective has an MPI_IN_PLACE form
+  Timing inPlace;
+  double inPlaceAlgBw, inPlaceBusBw;
   bool mpiRan;
+  Timing mpi;
   double mpiTimeUs, mpiAlgBw, mpiBusBw;
   const char *mpiNote;   // why MPI was skipped at this size, or nullptr
 };
@@ -28,6 +42,7 @@ struct RunInfo {
   std::string collective;   // allreduce
   std::vector<std::string> argv;
   bool usesOp, usesRoot;
+  bool hasInPlace;          // the collective has an MPI_IN_PLACE form
   Options opt;
   int nranks;
   std::vector<std::string> rankHosts;   // per rank
