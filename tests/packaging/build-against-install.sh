@@ -55,13 +55,6 @@ pkgconf() {
     pkg-config --define-prefix "$@"
 }
 
-# A staged library's dependency in the stage (libchorus_cudaemu) is where
-# its run path (the prefix) does not point; shown to the loader, for the
-# runs only.
-loader_env=(env -u LD_LIBRARY_PATH)
-if env -u LD_LIBRARY_PATH ldd "$lib" | grep -q 'not found'; then
-  loader_env=(env LD_LIBRARY_PATH="$libdir")
-fi
 
 # PROGRAM LIBRARY...: the program finds each staged library by its run path.
 check_runpath() {
@@ -74,10 +67,16 @@ check_runpath() {
   done
 }
 
-# PROGRAM [ENV...]: 2 ranks; the program itself compares with MPI.
+# PROGRAM [ENV...]: 2 ranks; the program itself compares with MPI.  A
+# staged library's own dependency in the stage (libchorus for
+# libchorus_mpi, libchorus_cudaemu for an emulated libchorus) is where its
+# run path, the prefix, does not point: only then is the loader shown it.
 run2() {
-  local prog=$1
+  local prog=$1 loader_env=(env -u LD_LIBRARY_PATH)
   shift
+  if env -u LD_LIBRARY_PATH ldd "$prog" | grep -q 'not found'; then
+    loader_env=(env LD_LIBRARY_PATH="$libdir")
+  fi
   # shellcheck disable=SC2086  # the flags are words
   "${loader_env[@]}" "$@" "$mpirun" $mpirun_flags -np 2 "$prog" </dev/null >"$prog.log" 2>&1 ||
     { cat "$prog.log"; fail "$(basename "$prog") failed at 2 ranks"; }
