@@ -4,7 +4,8 @@
 # compiles `use mpi_f08`).  MPIFC defaults to the wrapper matching CC
 # (DIR/bin/mpifort for --with-mpi=DIR, mpifort.mpich next to mpicc.mpich).
 # FC is set to MPIFC, so automake's own Fortran rules compile with it.
-# Substitutes MPIFC; AM_CONDITIONAL HAVE_FORTRAN.
+# Substitutes MPIFC; AM_CONDITIONAL HAVE_FORTRAN; defines
+# HAVE_ISO_FORTRAN_BINDING_H when CC has the header (strided sections).
 #
 # CHORUS_FORTRAN_COMPILER  (after CHORUS_MPI_COMPILERS, before LT_INIT, so
 #                           that libtool configures its Fortran tag)
@@ -58,8 +59,16 @@ AS_IF([test "x$enable_fortran" = xno],
    AC_MSG_RESULT([$chorus_have_fortran])
    AC_LANG_POP([Fortran])])
 
+# src/fortran/sections.c reads the descriptors of strided array sections
+# to copy them; without the header such sections are refused instead.
 AS_IF([test "$chorus_have_fortran" = yes],
-  [chorus_fortran_why="yes ($MPIFC)"],
+  [AC_LANG_PUSH([C])
+   AC_CHECK_HEADERS([ISO_Fortran_binding.h], [],
+     [chorus_fortran_sections=" (strided sections refused: $CC has no ISO_Fortran_binding.h)"])
+   AC_LANG_POP([C])])
+
+AS_IF([test "$chorus_have_fortran" = yes],
+  [chorus_fortran_why="yes ($MPIFC)$chorus_fortran_sections"],
   [AS_IF([test "x$enable_fortran" = xyes],
      [AC_MSG_ERROR([--enable-fortran given but $chorus_fortran_why])])])
 AC_SUBST([MPIFC])

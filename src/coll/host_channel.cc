@@ -9,6 +9,7 @@
 #include "transport/fault.h"
 #include "core/log.h"
 #include "core/trace.h"
+#include "transport/transport.h"
 
 namespace chorus {
 
@@ -99,6 +100,26 @@ inline bool postedOtherwise(const AwaitedMessage *a) {
   if (!a) return false;
   const uint64_t first = loadAcquire(&a->fifo->inlineSlot(a->fifo->step)[0].flag);
   return headerMessage(first) == headerMessage(a->header) && first != a->header;
+}
+
+// A peer on this node that failed in this very call (its RankStatus says
+// so): the collective cannot complete, so this rank stops waiting now
+// rather than after CHORUS_TIMEOUT.  Peers on other nodes say so with an
+// abort message (NetOps::abort).
+Status peerFailedInCall(HostChannel &ch, int peer) {
+  if (!ch.peerStatus) return Status::Ok;
+  for (int p = 0; p < ch.nranks; ++p) {
+    const RankStatus *st = ch.peerStatus[p];
+    if (p == ch.rank || !st || __atomic_load_n(&st->state, __ATOMIC_ACQUIRE) != uint64_t(TraceState::Failed) ||
+        __atomic_load_n(&st->seq, __ATOMIC_ACQUIRE) != ch.seq)
+      continue;
+    snprintf(ch.errorText, sizeof ch.errorText,
+             "%s #%llu (%s algorithm): rank %d failed in it; rank %d stopped waiting for rank %d", collName(ch.coll),
+             (unsigned long long)ch.seq, algoName(ch.algo), p, ch.rank, peer);
+    CHORUS_WARN("%s", ch.errorText);
+    return Status::PeerFailed;
+  }
+  return Status::Ok;
 }
 
 const char *const kCheckHint = "; the ranks' calls differ (CHORUS_CHECK=1 compares them)";
@@ -203,6 +224,7 @@ Status hostWaitCounter(HostChannel &ch, const uint64_t *counter, uint64_t target
         CHORUS_WARN("%s", ch.errorText);
         return alive;
       }
+      if (const Status failed = peerFailedInCall(ch, peer); failed != Status::Ok) return failed;
     }
     if (ch.timeoutNs > 0 && now - start > ch.timeoutNs) {
       snprintf(ch.errorText, sizeof ch.errorText,

@@ -12,6 +12,7 @@
 namespace chorus {
 
 struct TraceEntry;
+struct RankStatus;
 
 struct HostChannel {
   int rank = 0;
@@ -64,6 +65,10 @@ struct HostChannel {
   // [nranks] pids of the peers on this machine, 0 for the others: a long
   // wait checks about once a second that they still live (Context::watchedPids).
   const int32_t *watchedPids = nullptr;
+  // [nranks] where each peer on this node is (its RankStatus in shared
+  // memory; null for the others): a long wait also stops once a peer has
+  // failed in this very call, instead of waiting out CHORUS_TIMEOUT for it.
+  const RankStatus *const *peerStatus = nullptr;
   // Every rank may read every peer's memory by pid (watchedPids) with
   // cross-memory attach: the single-copy alltoall can run.  Agreed.
   bool singleCopy = false;

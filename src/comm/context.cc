@@ -273,6 +273,7 @@ void watchPeers(Context &ctx, const std::vector<bool> &sameMachine) {
     if (kill(pid, 0) == 0 || errno == EPERM) ctx.watchedPids[size_t(p)] = pid;
   }
   ctx.channel.watchedPids = ctx.watchedPids.data();
+  ctx.channel.peerStatus = ctx.peerStatus.empty() ? nullptr : ctx.peerStatus.data();
 }
 
 // Whether the single-copy alltoall can run (PlanShape::singleCopy): one

@@ -125,11 +125,9 @@ Status libraryInit();
 //    names by an atomic counter and random bits.
 // Known gaps: communicators set up by several threads at once may agree on
 // the same number (agreeCommId), which only names them in trace files and
-// CHORUS_STATS lines; and the UCP context (transport/ucx) is created
-// without mt_workers_shared, which UCX asks for when workers of one context
-// run in several threads at once (communicators spanning nodes used from
-// several threads, or their progress threads): it should be set when
-// threadMultiple().  Tested at 2x2 played nodes over tcp without a fault.
+// CHORUS_STATS lines.  (The UCP context, transport/ucx, sets
+// mt_workers_shared under MPI_THREAD_MULTIPLE, where workers of one
+// context run in several threads at once.)
 bool threadMultiple();
 
 }  // namespace chorus

@@ -10,8 +10,11 @@
 !     (both counts of one call must have the same kind),
 !   - for the _enqueue calls, the CUDA stream as type(c_ptr) or as
 !     integer(c_intptr_t) (CUDA Fortran's integer(cuda_stream_kind)),
-!   - buffers of any type and rank (TYPE(*), DIMENSION(..)), which must be
-!     contiguous: a strided section is refused with an MPI error whose
+!   - buffers of any type and rank (TYPE(*), DIMENSION(..)).  A strided
+!     section of host memory is copied into a contiguous temporary and,
+!     when the call writes it, back (chorus_f_*_sections in sections.c), as
+!     MPI's own bindings do; the _enqueue calls and device memory take
+!     contiguous buffers only, and refuse a section with an MPI error whose
 !     MPI_Error_string names the call and the argument,
 !   - MPI_IN_PLACE from either MPI module as the send buffer,
 !   - an optional last argument ierror, as in MPI.  Errors are raised through
@@ -23,8 +26,9 @@
 ! MPIX_GPU_AVG() return mpi_f08 handles; MPIX_Gpu_type_float16() ... and
 ! MPIX_Gpu_op_avg() return the same handles as `use mpi` integers.
 !
-! Buffers are passed by address (c_loc) to C shims in chorus_f.c, which turn
-! Fortran handles into C ones (MPI_Comm_f2c, ...) and call chorus.h.
+! Contiguous buffers are passed by address (c_loc) to C shims in chorus_f.c,
+! which turn Fortran handles into C ones (MPI_Comm_f2c, ...) and call
+! chorus.h.
 module chorus
   use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_intptr_t, c_ptr, c_loc, &
       c_char, c_null_char, c_size_t, c_f_pointer
@@ -141,6 +145,18 @@ module chorus
       integer(c_int), value :: comm
       type(*) :: f_in_place
     end function chorus_f_allreduce
+    integer(c_int) function chorus_f_allreduce_sections( &
+        sendbuf, recvbuf, count, datatype, op, &
+        comm, f_in_place) bind(C, name="chorus_f_allreduce_sections")
+      import :: c_int, c_int64_t
+      type(*), dimension(..), intent(in) :: sendbuf
+      type(*), dimension(..) :: recvbuf
+      integer(c_int64_t), value :: count
+      integer(c_int), value :: datatype
+      integer(c_int), value :: op
+      integer(c_int), value :: comm
+      type(*) :: f_in_place
+    end function chorus_f_allreduce_sections
     integer(c_int) function chorus_f_allreduce_enqueue( &
         sendbuf, recvbuf, count, datatype, op, &
         comm, stream, f_in_place) bind(C, name="chorus_f_allreduce_enqueue")
@@ -166,6 +182,19 @@ module chorus
       integer(c_int), value :: comm
       type(*) :: f_in_place
     end function chorus_f_reduce
+    integer(c_int) function chorus_f_reduce_sections( &
+        sendbuf, recvbuf, count, datatype, op, root, &
+        comm, f_in_place) bind(C, name="chorus_f_reduce_sections")
+      import :: c_int, c_int64_t
+      type(*), dimension(..), intent(in) :: sendbuf
+      type(*), dimension(..) :: recvbuf
+      integer(c_int64_t), value :: count
+      integer(c_int), value :: datatype
+      integer(c_int), value :: op
+      integer(c_int), value :: root
+      integer(c_int), value :: comm
+      type(*) :: f_in_place
+    end function chorus_f_reduce_sections
     integer(c_int) function chorus_f_reduce_enqueue( &
         sendbuf, recvbuf, count, datatype, op, root, &
         comm, stream, f_in_place) bind(C, name="chorus_f_reduce_enqueue")
@@ -189,6 +218,15 @@ module chorus
       integer(c_int), value :: root
       integer(c_int), value :: comm
     end function chorus_f_bcast
+    integer(c_int) function chorus_f_bcast_sections( &
+        buffer, count, datatype, root, comm) bind(C, name="chorus_f_bcast_sections")
+      import :: c_int, c_int64_t
+      type(*), dimension(..) :: buffer
+      integer(c_int64_t), value :: count
+      integer(c_int), value :: datatype
+      integer(c_int), value :: root
+      integer(c_int), value :: comm
+    end function chorus_f_bcast_sections
     integer(c_int) function chorus_f_bcast_enqueue( &
         buffer, count, datatype, root, comm, stream) bind(C, name="chorus_f_bcast_enqueue")
       import :: c_int, c_int64_t, c_ptr, c_intptr_t
@@ -212,6 +250,19 @@ module chorus
       integer(c_int), value :: comm
       type(*) :: f_in_place
     end function chorus_f_allgather
+    integer(c_int) function chorus_f_allgather_sections( &
+        sendbuf, sendcount, sendtype, recvbuf, &
+        recvcount, recvtype, comm, f_in_place) bind(C, name="chorus_f_allgather_sections")
+      import :: c_int, c_int64_t
+      type(*), dimension(..), intent(in) :: sendbuf
+      integer(c_int64_t), value :: sendcount
+      integer(c_int), value :: sendtype
+      type(*), dimension(..) :: recvbuf
+      integer(c_int64_t), value :: recvcount
+      integer(c_int), value :: recvtype
+      integer(c_int), value :: comm
+      type(*) :: f_in_place
+    end function chorus_f_allgather_sections
     integer(c_int) function chorus_f_allgather_enqueue( &
         sendbuf, sendcount, sendtype, recvbuf, &
         recvcount, recvtype, comm, stream, &
@@ -239,6 +290,18 @@ module chorus
       integer(c_int), value :: comm
       type(*) :: f_in_place
     end function chorus_f_reduce_scatter_block
+    integer(c_int) function chorus_f_reduce_scatter_block_sections( &
+        sendbuf, recvbuf, recvcount, &
+        datatype, op, comm, f_in_place) bind(C, name="chorus_f_reduce_scatter_block_sections")
+      import :: c_int, c_int64_t
+      type(*), dimension(..), intent(in) :: sendbuf
+      type(*), dimension(..) :: recvbuf
+      integer(c_int64_t), value :: recvcount
+      integer(c_int), value :: datatype
+      integer(c_int), value :: op
+      integer(c_int), value :: comm
+      type(*) :: f_in_place
+    end function chorus_f_reduce_scatter_block_sections
     integer(c_int) function chorus_f_reduce_scatter_block_enqueue( &
         sendbuf, recvbuf, recvcount, &
         datatype, op, comm, stream, &
@@ -266,6 +329,19 @@ module chorus
       integer(c_int), value :: comm
       type(*) :: f_in_place
     end function chorus_f_alltoall
+    integer(c_int) function chorus_f_alltoall_sections( &
+        sendbuf, sendcount, sendtype, recvbuf, &
+        recvcount, recvtype, comm, f_in_place) bind(C, name="chorus_f_alltoall_sections")
+      import :: c_int, c_int64_t
+      type(*), dimension(..), intent(in) :: sendbuf
+      integer(c_int64_t), value :: sendcount
+      integer(c_int), value :: sendtype
+      type(*), dimension(..) :: recvbuf
+      integer(c_int64_t), value :: recvcount
+      integer(c_int), value :: recvtype
+      integer(c_int), value :: comm
+      type(*) :: f_in_place
+    end function chorus_f_alltoall_sections
     integer(c_int) function chorus_f_alltoall_enqueue( &
         sendbuf, sendcount, sendtype, recvbuf, &
         recvcount, recvtype, comm, stream, f_in_place) bind(C, name="chorus_f_alltoall_enqueue")
@@ -329,7 +405,7 @@ module chorus
 
 contains
 
-  ! Raise the 'non-contiguous buffer' error on comm; returns the code.
+  ! Raise the error of a strided section an _enqueue call cannot take.
   integer(c_int) function raise_noncontiguous(comm, routine, argument)
     integer, intent(in) :: comm
     character(len=*), intent(in) :: routine, argument
@@ -346,12 +422,11 @@ contains
     type(MPI_Comm), intent(in) :: comm
     integer, optional, intent(out) :: ierror
     integer(c_int) :: rc
-    if (.not. is_contiguous(sendbuf)) then
-      rc = raise_noncontiguous(comm%MPI_VAL, 'MPIX_Allreduce_gpu', 'sendbuf')
-    else if (.not. is_contiguous(recvbuf)) then
-      rc = raise_noncontiguous(comm%MPI_VAL, 'MPIX_Allreduce_gpu', 'recvbuf')
-    else
+    if (is_contiguous(sendbuf) .and. is_contiguous(recvbuf)) then
       rc = chorus_f_allreduce(c_loc(sendbuf), c_loc(recvbuf), int(count, c_int64_t), &
+        datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, f08_in_place)
+    else
+      rc = chorus_f_allreduce_sections(sendbuf, recvbuf, int(count, c_int64_t), &
         datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, f08_in_place)
     end if
     if (present(ierror)) ierror = int(rc)
@@ -366,12 +441,11 @@ contains
     type(MPI_Comm), intent(in) :: comm
     integer, optional, intent(out) :: ierror
     integer(c_int) :: rc
-    if (.not. is_contiguous(sendbuf)) then
-      rc = raise_noncontiguous(comm%MPI_VAL, 'MPIX_Allreduce_gpu', 'sendbuf')
-    else if (.not. is_contiguous(recvbuf)) then
-      rc = raise_noncontiguous(comm%MPI_VAL, 'MPIX_Allreduce_gpu', 'recvbuf')
-    else
+    if (is_contiguous(sendbuf) .and. is_contiguous(recvbuf)) then
       rc = chorus_f_allreduce(c_loc(sendbuf), c_loc(recvbuf), int(count, c_int64_t), &
+        datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, f08_in_place)
+    else
+      rc = chorus_f_allreduce_sections(sendbuf, recvbuf, int(count, c_int64_t), &
         datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, f08_in_place)
     end if
     if (present(ierror)) ierror = int(rc)
@@ -386,13 +460,12 @@ contains
     integer, intent(in) :: comm
     integer, optional, intent(out) :: ierror
     integer(c_int) :: rc
-    if (.not. is_contiguous(sendbuf)) then
-      rc = raise_noncontiguous(comm, 'MPIX_Allreduce_gpu', 'sendbuf')
-    else if (.not. is_contiguous(recvbuf)) then
-      rc = raise_noncontiguous(comm, 'MPIX_Allreduce_gpu', 'recvbuf')
-    else
+    if (is_contiguous(sendbuf) .and. is_contiguous(recvbuf)) then
       rc = chorus_f_allreduce(c_loc(sendbuf), c_loc(recvbuf), int(count, c_int64_t), datatype, &
         op, comm, f77_in_place)
+    else
+      rc = chorus_f_allreduce_sections(sendbuf, recvbuf, int(count, c_int64_t), datatype, op, &
+        comm, f77_in_place)
     end if
     if (present(ierror)) ierror = int(rc)
   end subroutine allreduce_int_i
@@ -406,13 +479,12 @@ contains
     integer, intent(in) :: comm
     integer, optional, intent(out) :: ierror
     integer(c_int) :: rc
-    if (.not. is_contiguous(sendbuf)) then
-      rc = raise_noncontiguous(comm, 'MPIX_Allreduce_gpu', 'sendbuf')
-    else if (.not. is_contiguous(recvbuf)) then
-      rc = raise_noncontiguous(comm, 'MPIX_Allreduce_gpu', 'recvbuf')
-    else
+    if (is_contiguous(sendbuf) .and. is_contiguous(recvbuf)) then
       rc = chorus_f_allreduce(c_loc(sendbuf), c_loc(recvbuf), int(count, c_int64_t), datatype, &
         op, comm, f77_in_place)
+    else
+      rc = chorus_f_allreduce_sections(sendbuf, recvbuf, int(count, c_int64_t), datatype, op, &
+        comm, f77_in_place)
     end if
     if (present(ierror)) ierror = int(rc)
   end subroutine allreduce_int_c
@@ -605,13 +677,12 @@ contains
     type(MPI_Comm), intent(in) :: comm
     integer, optional, intent(out) :: ierror
     integer(c_int) :: rc
-    if (.not. is_contiguous(sendbuf)) then
-      rc = raise_noncontiguous(comm%MPI_VAL, 'MPIX_Reduce_gpu', 'sendbuf')
-    else if (.not. is_contiguous(recvbuf)) then
-      rc = raise_noncontiguous(comm%MPI_VAL, 'MPIX_Reduce_gpu', 'recvbuf')
-    else
+    if (is_contiguous(sendbuf) .and. is_contiguous(recvbuf)) then
       rc = chorus_f_reduce(c_loc(sendbuf), c_loc(recvbuf), int(count, c_int64_t), &
         datatype%MPI_VAL, op%MPI_VAL, root, comm%MPI_VAL, f08_in_place)
+    else
+      rc = chorus_f_reduce_sections(sendbuf, recvbuf, int(count, c_int64_t), datatype%MPI_VAL, &
+        op%MPI_VAL, root, comm%MPI_VAL, f08_in_place)
     end if
     if (present(ierror)) ierror = int(rc)
   end subroutine reduce_f08_i
@@ -626,13 +697,12 @@ contains
     type(MPI_Comm), intent(in) :: comm
     integer, optional, intent(out) :: ierror
     integer(c_int) :: rc
-    if (.not. is_contiguous(sendbuf)) then
-      rc = raise_noncontiguous(comm%MPI_VAL, 'MPIX_Reduce_gpu', 'sendbuf')
-    else if (.not. is_contiguous(recvbuf)) then
-      rc = raise_noncontiguous(comm%MPI_VAL, 'MPIX_Reduce_gpu', 'recvbuf')
-    else
+    if (is_contiguous(sendbuf) .and. is_contiguous(recvbuf)) then
       rc = chorus_f_reduce(c_loc(sendbuf), c_loc(recvbuf), int(count, c_int64_t), &
         datatype%MPI_VAL, op%MPI_VAL, root, comm%MPI_VAL, f08_in_place)
+    else
+      rc = chorus_f_reduce_sections(sendbuf, recvbuf, int(count, c_int64_t), datatype%MPI_VAL, &
+        op%MPI_VAL, root, comm%MPI_VAL, f08_in_place)
     end if
     if (present(ierror)) ierror = int(rc)
   end subroutine reduce_f08_c
@@ -647,13 +717,12 @@ contains
     integer, intent(in) :: comm
     integer, optional, intent(out) :: ierror
     integer(c_int) :: rc
-    if (.not. is_contiguous(sendbuf)) then
-      rc = raise_noncontiguous(comm, 'MPIX_Reduce_gpu', 'sendbuf')
-    else if (.not. is_contiguous(recvbuf)) then
-      rc = raise_noncontiguous(comm, 'MPIX_Reduce_gpu', 'recvbuf')
-    else
+    if (is_contiguous(sendbuf) .and. is_contiguous(recvbuf)) then
       rc = chorus_f_reduce(c_loc(sendbuf), c_loc(recvbuf), int(count, c_int64_t), datatype, &
         op, root, comm, f77_in_place)
+    else
+      rc = chorus_f_reduce_sections(sendbuf, recvbuf, int(count, c_int64_t), datatype, op, &
+        root, comm, f77_in_place)
     end if
     if (present(ierror)) ierror = int(rc)
   end subroutine reduce_int_i
@@ -668,13 +737,12 @@ contains
     integer, intent(in) :: comm
     integer, optional, intent(out) :: ierror
     integer(c_int) :: rc
-    if (.not. is_contiguous(sendbuf)) then
-      rc = raise_noncontiguous(comm, 'MPIX_Reduce_gpu', 'sendbuf')
-    else if (.not. is_contiguous(recvbuf)) then
-      rc = raise_noncontiguous(comm, 'MPIX_Reduce_gpu', 'recvbuf')
-    else
+    if (is_contiguous(sendbuf) .and. is_contiguous(recvbuf)) then
       rc = chorus_f_reduce(c_loc(sendbuf), c_loc(recvbuf), int(count, c_int64_t), datatype, &
         op, root, comm, f77_in_place)
+    else
+      rc = chorus_f_reduce_sections(sendbuf, recvbuf, int(count, c_int64_t), datatype, op, &
+        root, comm, f77_in_place)
     end if
     if (present(ierror)) ierror = int(rc)
   end subroutine reduce_int_c
@@ -873,10 +941,11 @@ contains
     type(MPI_Comm), intent(in) :: comm
     integer, optional, intent(out) :: ierror
     integer(c_int) :: rc
-    if (.not. is_contiguous(buffer)) then
-      rc = raise_noncontiguous(comm%MPI_VAL, 'MPIX_Bcast_gpu', 'buffer')
-    else
+    if (is_contiguous(buffer)) then
       rc = chorus_f_bcast(c_loc(buffer), int(count, c_int64_t), datatype%MPI_VAL, root, &
+        comm%MPI_VAL)
+    else
+      rc = chorus_f_bcast_sections(buffer, int(count, c_int64_t), datatype%MPI_VAL, root, &
         comm%MPI_VAL)
     end if
     if (present(ierror)) ierror = int(rc)
@@ -890,10 +959,11 @@ contains
     type(MPI_Comm), intent(in) :: comm
     integer, optional, intent(out) :: ierror
     integer(c_int) :: rc
-    if (.not. is_contiguous(buffer)) then
-      rc = raise_noncontiguous(comm%MPI_VAL, 'MPIX_Bcast_gpu', 'buffer')
-    else
+    if (is_contiguous(buffer)) then
       rc = chorus_f_bcast(c_loc(buffer), int(count, c_int64_t), datatype%MPI_VAL, root, &
+        comm%MPI_VAL)
+    else
+      rc = chorus_f_bcast_sections(buffer, int(count, c_int64_t), datatype%MPI_VAL, root, &
         comm%MPI_VAL)
     end if
     if (present(ierror)) ierror = int(rc)
@@ -907,10 +977,10 @@ contains
     integer, intent(in) :: comm
     integer, optional, intent(out) :: ierror
     integer(c_int) :: rc
-    if (.not. is_contiguous(buffer)) then
-      rc = raise_noncontiguous(comm, 'MPIX_Bcast_gpu', 'buffer')
-    else
+    if (is_contiguous(buffer)) then
       rc = chorus_f_bcast(c_loc(buffer), int(count, c_int64_t), datatype, root, comm)
+    else
+      rc = chorus_f_bcast_sections(buffer, int(count, c_int64_t), datatype, root, comm)
     end if
     if (present(ierror)) ierror = int(rc)
   end subroutine bcast_int_i
@@ -923,10 +993,10 @@ contains
     integer, intent(in) :: comm
     integer, optional, intent(out) :: ierror
     integer(c_int) :: rc
-    if (.not. is_contiguous(buffer)) then
-      rc = raise_noncontiguous(comm, 'MPIX_Bcast_gpu', 'buffer')
-    else
+    if (is_contiguous(buffer)) then
       rc = chorus_f_bcast(c_loc(buffer), int(count, c_int64_t), datatype, root, comm)
+    else
+      rc = chorus_f_bcast_sections(buffer, int(count, c_int64_t), datatype, root, comm)
     end if
     if (present(ierror)) ierror = int(rc)
   end subroutine bcast_int_c
@@ -1086,13 +1156,12 @@ contains
     type(MPI_Comm), intent(in) :: comm
     integer, optional, intent(out) :: ierror
     integer(c_int) :: rc
-    if (.not. is_contiguous(sendbuf)) then
-      rc = raise_noncontiguous(comm%MPI_VAL, 'MPIX_Allgather_gpu', 'sendbuf')
-    else if (.not. is_contiguous(recvbuf)) then
-      rc = raise_noncontiguous(comm%MPI_VAL, 'MPIX_Allgather_gpu', 'recvbuf')
-    else
+    if (is_contiguous(sendbuf) .and. is_contiguous(recvbuf)) then
       rc = chorus_f_allgather(c_loc(sendbuf), int(sendcount, c_int64_t), sendtype%MPI_VAL, &
         c_loc(recvbuf), int(recvcount, c_int64_t), recvtype%MPI_VAL, comm%MPI_VAL, f08_in_place)
+    else
+      rc = chorus_f_allgather_sections(sendbuf, int(sendcount, c_int64_t), sendtype%MPI_VAL, &
+        recvbuf, int(recvcount, c_int64_t), recvtype%MPI_VAL, comm%MPI_VAL, f08_in_place)
     end if
     if (present(ierror)) ierror = int(rc)
   end subroutine allgather_f08_i
@@ -1108,13 +1177,12 @@ contains
     type(MPI_Comm), intent(in) :: comm
     integer, optional, intent(out) :: ierror
     integer(c_int) :: rc
-    if (.not. is_contiguous(sendbuf)) then
-      rc = raise_noncontiguous(comm%MPI_VAL, 'MPIX_Allgather_gpu', 'sendbuf')
-    else if (.not. is_contiguous(recvbuf)) then
-      rc = raise_noncontiguous(comm%MPI_VAL, 'MPIX_Allgather_gpu', 'recvbuf')
-    else
+    if (is_contiguous(sendbuf) .and. is_contiguous(recvbuf)) then
       rc = chorus_f_allgather(c_loc(sendbuf), int(sendcount, c_int64_t), sendtype%MPI_VAL, &
         c_loc(recvbuf), int(recvcount, c_int64_t), recvtype%MPI_VAL, comm%MPI_VAL, f08_in_place)
+    else
+      rc = chorus_f_allgather_sections(sendbuf, int(sendcount, c_int64_t), sendtype%MPI_VAL, &
+        recvbuf, int(recvcount, c_int64_t), recvtype%MPI_VAL, comm%MPI_VAL, f08_in_place)
     end if
     if (present(ierror)) ierror = int(rc)
   end subroutine allgather_f08_c
@@ -1130,13 +1198,12 @@ contains
     integer, intent(in) :: comm
     integer, optional, intent(out) :: ierror
     integer(c_int) :: rc
-    if (.not. is_contiguous(sendbuf)) then
-      rc = raise_noncontiguous(comm, 'MPIX_Allgather_gpu', 'sendbuf')
-    else if (.not. is_contiguous(recvbuf)) then
-      rc = raise_noncontiguous(comm, 'MPIX_Allgather_gpu', 'recvbuf')
-    else
+    if (is_contiguous(sendbuf) .and. is_contiguous(recvbuf)) then
       rc = chorus_f_allgather(c_loc(sendbuf), int(sendcount, c_int64_t), sendtype, &
         c_loc(recvbuf), int(recvcount, c_int64_t), recvtype, comm, f77_in_place)
+    else
+      rc = chorus_f_allgather_sections(sendbuf, int(sendcount, c_int64_t), sendtype, recvbuf, &
+        int(recvcount, c_int64_t), recvtype, comm, f77_in_place)
     end if
     if (present(ierror)) ierror = int(rc)
   end subroutine allgather_int_i
@@ -1152,13 +1219,12 @@ contains
     integer, intent(in) :: comm
     integer, optional, intent(out) :: ierror
     integer(c_int) :: rc
-    if (.not. is_contiguous(sendbuf)) then
-      rc = raise_noncontiguous(comm, 'MPIX_Allgather_gpu', 'sendbuf')
-    else if (.not. is_contiguous(recvbuf)) then
-      rc = raise_noncontiguous(comm, 'MPIX_Allgather_gpu', 'recvbuf')
-    else
+    if (is_contiguous(sendbuf) .and. is_contiguous(recvbuf)) then
       rc = chorus_f_allgather(c_loc(sendbuf), int(sendcount, c_int64_t), sendtype, &
         c_loc(recvbuf), int(recvcount, c_int64_t), recvtype, comm, f77_in_place)
+    else
+      rc = chorus_f_allgather_sections(sendbuf, int(sendcount, c_int64_t), sendtype, recvbuf, &
+        int(recvcount, c_int64_t), recvtype, comm, f77_in_place)
     end if
     if (present(ierror)) ierror = int(rc)
   end subroutine allgather_int_c
@@ -1362,13 +1428,12 @@ contains
     type(MPI_Comm), intent(in) :: comm
     integer, optional, intent(out) :: ierror
     integer(c_int) :: rc
-    if (.not. is_contiguous(sendbuf)) then
-      rc = raise_noncontiguous(comm%MPI_VAL, 'MPIX_Reduce_scatter_block_gpu', 'sendbuf')
-    else if (.not. is_contiguous(recvbuf)) then
-      rc = raise_noncontiguous(comm%MPI_VAL, 'MPIX_Reduce_scatter_block_gpu', 'recvbuf')
-    else
+    if (is_contiguous(sendbuf) .and. is_contiguous(recvbuf)) then
       rc = chorus_f_reduce_scatter_block(c_loc(sendbuf), c_loc(recvbuf), &
         int(recvcount, c_int64_t), datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, f08_in_place)
+    else
+      rc = chorus_f_reduce_scatter_block_sections(sendbuf, recvbuf, int(recvcount, c_int64_t), &
+        datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, f08_in_place)
     end if
     if (present(ierror)) ierror = int(rc)
   end subroutine reduce_scatter_block_f08_i
@@ -1382,13 +1447,12 @@ contains
     type(MPI_Comm), intent(in) :: comm
     integer, optional, intent(out) :: ierror
     integer(c_int) :: rc
-    if (.not. is_contiguous(sendbuf)) then
-      rc = raise_noncontiguous(comm%MPI_VAL, 'MPIX_Reduce_scatter_block_gpu', 'sendbuf')
-    else if (.not. is_contiguous(recvbuf)) then
-      rc = raise_noncontiguous(comm%MPI_VAL, 'MPIX_Reduce_scatter_block_gpu', 'recvbuf')
-    else
+    if (is_contiguous(sendbuf) .and. is_contiguous(recvbuf)) then
       rc = chorus_f_reduce_scatter_block(c_loc(sendbuf), c_loc(recvbuf), &
         int(recvcount, c_int64_t), datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, f08_in_place)
+    else
+      rc = chorus_f_reduce_scatter_block_sections(sendbuf, recvbuf, int(recvcount, c_int64_t), &
+        datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, f08_in_place)
     end if
     if (present(ierror)) ierror = int(rc)
   end subroutine reduce_scatter_block_f08_c
@@ -1402,13 +1466,12 @@ contains
     integer, intent(in) :: comm
     integer, optional, intent(out) :: ierror
     integer(c_int) :: rc
-    if (.not. is_contiguous(sendbuf)) then
-      rc = raise_noncontiguous(comm, 'MPIX_Reduce_scatter_block_gpu', 'sendbuf')
-    else if (.not. is_contiguous(recvbuf)) then
-      rc = raise_noncontiguous(comm, 'MPIX_Reduce_scatter_block_gpu', 'recvbuf')
-    else
+    if (is_contiguous(sendbuf) .and. is_contiguous(recvbuf)) then
       rc = chorus_f_reduce_scatter_block(c_loc(sendbuf), c_loc(recvbuf), &
         int(recvcount, c_int64_t), datatype, op, comm, f77_in_place)
+    else
+      rc = chorus_f_reduce_scatter_block_sections(sendbuf, recvbuf, int(recvcount, c_int64_t), &
+        datatype, op, comm, f77_in_place)
     end if
     if (present(ierror)) ierror = int(rc)
   end subroutine reduce_scatter_block_int_i
@@ -1422,13 +1485,12 @@ contains
     integer, intent(in) :: comm
     integer, optional, intent(out) :: ierror
     integer(c_int) :: rc
-    if (.not. is_contiguous(sendbuf)) then
-      rc = raise_noncontiguous(comm, 'MPIX_Reduce_scatter_block_gpu', 'sendbuf')
-    else if (.not. is_contiguous(recvbuf)) then
-      rc = raise_noncontiguous(comm, 'MPIX_Reduce_scatter_block_gpu', 'recvbuf')
-    else
+    if (is_contiguous(sendbuf) .and. is_contiguous(recvbuf)) then
       rc = chorus_f_reduce_scatter_block(c_loc(sendbuf), c_loc(recvbuf), &
         int(recvcount, c_int64_t), datatype, op, comm, f77_in_place)
+    else
+      rc = chorus_f_reduce_scatter_block_sections(sendbuf, recvbuf, int(recvcount, c_int64_t), &
+        datatype, op, comm, f77_in_place)
     end if
     if (present(ierror)) ierror = int(rc)
   end subroutine reduce_scatter_block_int_c
@@ -1626,13 +1688,12 @@ contains
     type(MPI_Comm), intent(in) :: comm
     integer, optional, intent(out) :: ierror
     integer(c_int) :: rc
-    if (.not. is_contiguous(sendbuf)) then
-      rc = raise_noncontiguous(comm%MPI_VAL, 'MPIX_Alltoall_gpu', 'sendbuf')
-    else if (.not. is_contiguous(recvbuf)) then
-      rc = raise_noncontiguous(comm%MPI_VAL, 'MPIX_Alltoall_gpu', 'recvbuf')
-    else
+    if (is_contiguous(sendbuf) .and. is_contiguous(recvbuf)) then
       rc = chorus_f_alltoall(c_loc(sendbuf), int(sendcount, c_int64_t), sendtype%MPI_VAL, &
         c_loc(recvbuf), int(recvcount, c_int64_t), recvtype%MPI_VAL, comm%MPI_VAL, f08_in_place)
+    else
+      rc = chorus_f_alltoall_sections(sendbuf, int(sendcount, c_int64_t), sendtype%MPI_VAL, &
+        recvbuf, int(recvcount, c_int64_t), recvtype%MPI_VAL, comm%MPI_VAL, f08_in_place)
     end if
     if (present(ierror)) ierror = int(rc)
   end subroutine alltoall_f08_i
@@ -1648,13 +1709,12 @@ contains
     type(MPI_Comm), intent(in) :: comm
     integer, optional, intent(out) :: ierror
     integer(c_int) :: rc
-    if (.not. is_contiguous(sendbuf)) then
-      rc = raise_noncontiguous(comm%MPI_VAL, 'MPIX_Alltoall_gpu', 'sendbuf')
-    else if (.not. is_contiguous(recvbuf)) then
-      rc = raise_noncontiguous(comm%MPI_VAL, 'MPIX_Alltoall_gpu', 'recvbuf')
-    else
+    if (is_contiguous(sendbuf) .and. is_contiguous(recvbuf)) then
       rc = chorus_f_alltoall(c_loc(sendbuf), int(sendcount, c_int64_t), sendtype%MPI_VAL, &
         c_loc(recvbuf), int(recvcount, c_int64_t), recvtype%MPI_VAL, comm%MPI_VAL, f08_in_place)
+    else
+      rc = chorus_f_alltoall_sections(sendbuf, int(sendcount, c_int64_t), sendtype%MPI_VAL, &
+        recvbuf, int(recvcount, c_int64_t), recvtype%MPI_VAL, comm%MPI_VAL, f08_in_place)
     end if
     if (present(ierror)) ierror = int(rc)
   end subroutine alltoall_f08_c
@@ -1670,13 +1730,12 @@ contains
     integer, intent(in) :: comm
     integer, optional, intent(out) :: ierror
     integer(c_int) :: rc
-    if (.not. is_contiguous(sendbuf)) then
-      rc = raise_noncontiguous(comm, 'MPIX_Alltoall_gpu', 'sendbuf')
-    else if (.not. is_contiguous(recvbuf)) then
-      rc = raise_noncontiguous(comm, 'MPIX_Alltoall_gpu', 'recvbuf')
-    else
+    if (is_contiguous(sendbuf) .and. is_contiguous(recvbuf)) then
       rc = chorus_f_alltoall(c_loc(sendbuf), int(sendcount, c_int64_t), sendtype, &
         c_loc(recvbuf), int(recvcount, c_int64_t), recvtype, comm, f77_in_place)
+    else
+      rc = chorus_f_alltoall_sections(sendbuf, int(sendcount, c_int64_t), sendtype, recvbuf, &
+        int(recvcount, c_int64_t), recvtype, comm, f77_in_place)
     end if
     if (present(ierror)) ierror = int(rc)
   end subroutine alltoall_int_i
@@ -1692,13 +1751,12 @@ contains
     integer, intent(in) :: comm
     integer, optional, intent(out) :: ierror
     integer(c_int) :: rc
-    if (.not. is_contiguous(sendbuf)) then
-      rc = raise_noncontiguous(comm, 'MPIX_Alltoall_gpu', 'sendbuf')
-    else if (.not. is_contiguous(recvbuf)) then
-      rc = raise_noncontiguous(comm, 'MPIX_Alltoall_gpu', 'recvbuf')
-    else
+    if (is_contiguous(sendbuf) .and. is_contiguous(recvbuf)) then
       rc = chorus_f_alltoall(c_loc(sendbuf), int(sendcount, c_int64_t), sendtype, &
         c_loc(recvbuf), int(recvcount, c_int64_t), recvtype, comm, f77_in_place)
+    else
+      rc = chorus_f_alltoall_sections(sendbuf, int(sendcount, c_int64_t), sendtype, recvbuf, &
+        int(recvcount, c_int64_t), recvtype, comm, f77_in_place)
     end if
     if (present(ierror)) ierror = int(rc)
   end subroutine alltoall_int_c

@@ -103,6 +103,30 @@ def shim_interface(cname, shim, args, enqueue):
     emit(f"    end function {shim}")
 
 
+def sections_interface(shim, args):
+    """bind(C) interface of one chorus_f_*_sections shim (sections.c): the
+    buffers go as descriptors, which C reads through ISO_Fortran_binding.h."""
+    name = shim + "_sections"
+    names = [n for n, _ in args]
+    has_sbuf = any(k == "sbuf" for _, k in args)
+    if has_sbuf:
+        names.append("f_in_place")
+    wrap(f"integer(c_int) function {name}(", names, f") bind(C, name=\"{name}\")", 4)
+    emit("      import :: c_int, c_int64_t")
+    for n, k in args:
+        if k == "sbuf":
+            emit(f"      type(*), dimension(..), intent(in) :: {n}")
+        elif k in ("rbuf", "buf"):
+            emit(f"      type(*), dimension(..) :: {n}")
+        elif k == "count":
+            emit(f"      integer(c_int64_t), value :: {n}")
+        else:
+            emit(f"      integer(c_int), value :: {n}")
+    if has_sbuf:
+        emit("      type(*) :: f_in_place")
+    emit(f"    end function {name}")
+
+
 def specific_name(shim, style, ckind, skind):
     s = shim.replace("chorus_f_", "")
     name = f"{s}_{style}"
@@ -165,14 +189,27 @@ def specific(cname, shim, args, style, ckind, skind):
     shim_name = shim + ("_enqueue" if enqueue else "")
     full = cname + ("_enqueue" if enqueue else "")
     comm = handle("comm")
-    kw = "if"
-    for b in bufs:
-        emit(f"    {kw} (.not. is_contiguous({b})) then")
-        emit(f"      rc = raise_noncontiguous({comm}, '{full}', '{b}')")
-        kw = "else if"
-    if bufs:
+    if bufs and enqueue:
+        # The call returns before the data moves: no copy could be written
+        # back in time, so a strided section is refused.
+        kw = "if"
+        for b in bufs:
+            emit(f"    {kw} (.not. is_contiguous({b})) then")
+            emit(f"      rc = raise_noncontiguous({comm}, '{full}', '{b}')")
+            kw = "else if"
         emit("    else")
         wrap(f"  rc = {shim_name}(", call, ")", 4)
+        emit("    end if")
+    elif bufs:
+        # Strided sections go, as descriptors, to the shim that copies them.
+        emit(f"    if ({' .and. '.join(f'is_contiguous({b})' for b in bufs)}) then")
+        wrap(f"  rc = {shim_name}(", call, ")", 4)
+        emit("    else")
+        scall = [n if k in ("sbuf", "rbuf", "buf") else c
+                 for (n, k), c in zip(args, call)]
+        if any(k == "sbuf" for _, k in args):
+            scall.append(call[-1])
+        wrap(f"  rc = {shim_name}_sections(", scall, ")", 4)
         emit("    end if")
     else:
         wrap(f"rc = {shim_name}(", call, ")", 4)
@@ -200,8 +237,11 @@ HEADER = """\
 !     (both counts of one call must have the same kind),
 !   - for the _enqueue calls, the CUDA stream as type(c_ptr) or as
 !     integer(c_intptr_t) (CUDA Fortran's integer(cuda_stream_kind)),
-!   - buffers of any type and rank (TYPE(*), DIMENSION(..)), which must be
-!     contiguous: a strided section is refused with an MPI error whose
+!   - buffers of any type and rank (TYPE(*), DIMENSION(..)).  A strided
+!     section of host memory is copied into a contiguous temporary and,
+!     when the call writes it, back (chorus_f_*_sections in sections.c), as
+!     MPI's own bindings do; the _enqueue calls and device memory take
+!     contiguous buffers only, and refuse a section with an MPI error whose
 !     MPI_Error_string names the call and the argument,
 !   - MPI_IN_PLACE from either MPI module as the send buffer,
 !   - an optional last argument ierror, as in MPI.  Errors are raised through
@@ -213,8 +253,9 @@ HEADER = """\
 ! MPIX_GPU_AVG() return mpi_f08 handles; MPIX_Gpu_type_float16() ... and
 ! MPIX_Gpu_op_avg() return the same handles as `use mpi` integers.
 !
-! Buffers are passed by address (c_loc) to C shims in chorus_f.c, which turn
-! Fortran handles into C ones (MPI_Comm_f2c, ...) and call chorus.h.
+! Contiguous buffers are passed by address (c_loc) to C shims in chorus_f.c,
+! which turn Fortran handles into C ones (MPI_Comm_f2c, ...) and call
+! chorus.h.
 module chorus
   use, intrinsic :: iso_c_binding, only: c_int, c_int64_t, c_intptr_t, c_ptr, c_loc, &
       c_char, c_null_char, c_size_t, c_f_pointer
@@ -258,6 +299,7 @@ def main():
     emit("  interface")
     for cname, shim, args in COLLECTIVES:
         shim_interface(cname, "chorus_f_" + shim, args, False)
+        sections_interface("chorus_f_" + shim, args)
         shim_interface(cname, "chorus_f_" + shim + "_enqueue", args, True)
     for cname, shim, args in SIMPLE:
         shim_interface(cname, "chorus_f_" + shim, args, False)
@@ -281,7 +323,7 @@ def main():
     emit()
     emit("contains")
     emit()
-    emit("  ! Raise the 'non-contiguous buffer' error on comm; returns the code.")
+    emit("  ! Raise the error of a strided section an _enqueue call cannot take.")
     emit("  integer(c_int) function raise_noncontiguous(comm, routine, argument)")
     emit("    integer, intent(in) :: comm")
     emit("    character(len=*), intent(in) :: routine, argument")

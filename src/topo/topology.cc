@@ -479,6 +479,15 @@ int topoKeyGpu(int64_t key) { return key >= kGpuKeyBase ? int(key - kGpuKeyBase)
 int topoKeyNuma(int64_t key) { return key >= kGpuKeyBase ? -1 : int(key >> kCoreBits) - 1; }
 int topoKeyCore(int64_t key) { return key >= kGpuKeyBase ? -1 : int(key & ((int64_t(1) << kCoreBits) - 1)) - 1; }
 
+int topoCurrentCudaDevice() {
+#ifdef CHORUS_HAVE_CUDA
+  int count = 0, device = -1;
+  if (cudaGetDeviceCount(&count) == cudaSuccess && count > 0 && cudaGetDevice(&device) == cudaSuccess) return device;
+  cudaGetLastError();  // no device is no error of the caller's next CUDA call
+#endif
+  return -1;
+}
+
 int64_t topoRankKey(int cudaDevice) {
 #ifdef CHORUS_HAVE_CUDA
   if (cudaDevice >= 0) {

@@ -97,6 +97,9 @@ int topoMachineCores();
 // (cudaDevice < 0, or no CUDA) by NUMA domain, then first core of this
 // process's CPU binding.  Decode with topoKeyGpu / topoKeyNuma / topoKeyCore.
 int64_t topoRankKey(int cudaDevice);
+// The CUDA device this process uses now (cudaGetDevice), or -1 when it has
+// none (no CUDA in this build, no driver, no device).
+int topoCurrentCudaDevice();
 
 // The UCX_NET_DEVICES value for a rank at `rankKey` (topoRankKey): the RDMA
 // NIC nearest its GPU, or one on its NUMA domain, `spread` (its index on

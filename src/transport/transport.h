@@ -32,7 +32,9 @@ struct PeerInfo {
   int32_t hasIpc;      // 1 once ipcHandle is valid
   char busId[kBusIdMax];                  // PCI bus id of the GPU, for logs
   unsigned char ipcHandle[kIpcHandleBytes];  // this rank's inbound device FIFOs
-  // ucx: this rank's worker address, when some peer is on another node.
+  // ucx: this rank's worker address, when some peer is on another node,
+  // and its share of the communicator's token (ucx_wire.h, NetHeader).
+  uint64_t netNonce;
   int32_t netAddrLen;
   char netAddr[kNetAddressMax];
 };

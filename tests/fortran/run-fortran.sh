@@ -1,10 +1,11 @@
 #!/bin/sh
-# run-fortran.sh NP - run ./test_fortran under mpirun with NP ranks.
+# run-fortran.sh NP [PROGRAM] - run ./PROGRAM (default test_fortran) under
+# mpirun with NP ranks.
 #
 # MPIEXEC and MPIEXEC_FLAGS come from configure through make check; the
 # launcher's flags from scripts/mpirun-flags.sh (the one place for them).
-np=${1:?usage: run-fortran.sh NP}
-prog=./test_fortran
+np=${1:?usage: run-fortran.sh NP [PROGRAM]}
+prog=./${2:-test_fortran}
 if [ ! -x "$prog" ]; then
   echo "run-fortran.sh: $prog is missing (make check builds it)" >&2
   exit 99

@@ -10,6 +10,9 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
+
+#include "chorus.h"
 
 // An error's text as MPI_Error_string gives it (Chorus registers its own).
 inline std::string errorText(int rc) {
@@ -45,4 +48,33 @@ inline int reportRank(int rank, const std::string &failure, const std::string &w
   printf("%s rank %d%s%s\n", failure.empty() ? "PASS" : "FAIL", rank, text.empty() ? "" : ": ", text.c_str());
   fflush(stdout);
   return failure.empty() ? 0 : 1;
+}
+
+// Every collective on `n` ints per rank, checked against MPI's own on the
+// same inputs; the first difference goes to *failure (if still empty).
+inline void checkCollectivesAgainstMpi(MPI_Comm c, int n, int rank, int size, std::string *failure) {
+  const auto fail = [failure](const std::string &why) {
+    if (failure->empty()) *failure = why;
+  };
+  const std::string at = " (" + std::to_string(n) + " ints)";
+  std::vector<int> in(size_t(n) * size), out(in.size(), -1), ref(in.size(), -2);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = int(i * 7919 + size_t(rank) * 104729) ^ 0x5a5a;
+  int rc = MPIX_Allreduce_gpu(in.data(), out.data(), n, MPI_INT, MPI_SUM, c);
+  MPI_Allreduce(in.data(), ref.data(), n, MPI_INT, MPI_SUM, c);
+  if (rc != MPI_SUCCESS || std::vector<int>(out.begin(), out.begin() + n) != std::vector<int>(ref.begin(), ref.begin() + n))
+    fail("allreduce differs from MPI" + at + (rc ? ": " + errorText(rc) : ""));
+  std::vector<int> b(in.begin(), in.begin() + n), bref = b;
+  rc = MPIX_Bcast_gpu(b.data(), n, MPI_INT, size - 1, c);
+  MPI_Bcast(bref.data(), n, MPI_INT, size - 1, c);
+  if (rc != MPI_SUCCESS || b != bref) fail("bcast differs from MPI" + at + (rc ? ": " + errorText(rc) : ""));
+  rc = MPIX_Allgather_gpu(in.data(), n, MPI_INT, out.data(), n, MPI_INT, c);
+  MPI_Allgather(in.data(), n, MPI_INT, ref.data(), n, MPI_INT, c);
+  if (rc != MPI_SUCCESS || out != ref) fail("allgather differs from MPI" + at + (rc ? ": " + errorText(rc) : ""));
+  rc = MPIX_Reduce_scatter_block_gpu(in.data(), out.data(), n, MPI_INT, MPI_SUM, c);
+  MPI_Reduce_scatter_block(in.data(), ref.data(), n, MPI_INT, MPI_SUM, c);
+  if (rc != MPI_SUCCESS || std::vector<int>(out.begin(), out.begin() + n) != std::vector<int>(ref.begin(), ref.begin() + n))
+    fail("reduce_scatter_block differs from MPI" + at + (rc ? ": " + errorText(rc) : ""));
+  rc = MPIX_Alltoall_gpu(in.data(), n, MPI_INT, out.data(), n, MPI_INT, c);
+  MPI_Alltoall(in.data(), n, MPI_INT, ref.data(), n, MPI_INT, c);
+  if (rc != MPI_SUCCESS || out != ref) fail("alltoall differs from MPI" + at + (rc ? ": " + errorText(rc) : ""));
 }

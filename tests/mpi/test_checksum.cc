@@ -39,31 +39,6 @@ void fail(const std::string &why) {
   if (failure.empty()) failure = why;
 }
 
-// Every collective on `n` ints per rank, checked against MPI on the same inputs.
-void checkCollectives(MPI_Comm c, int n) {
-  const std::string at = " (" + std::to_string(n) + " ints)";
-  std::vector<int> in(size_t(n) * size), out(in.size(), -1), ref(in.size(), -2);
-  for (size_t i = 0; i < in.size(); ++i) in[i] = int(i * 7919 + size_t(rank) * 104729) ^ 0x5a5a;
-  int rc = MPIX_Allreduce_gpu(in.data(), out.data(), n, MPI_INT, MPI_SUM, c);
-  MPI_Allreduce(in.data(), ref.data(), n, MPI_INT, MPI_SUM, c);
-  if (rc != MPI_SUCCESS || std::vector<int>(out.begin(), out.begin() + n) != std::vector<int>(ref.begin(), ref.begin() + n))
-    fail("allreduce differs from MPI" + at + (rc ? ": " + errorText(rc) : ""));
-  std::vector<int> b(in.begin(), in.begin() + n), bref = b;
-  rc = MPIX_Bcast_gpu(b.data(), n, MPI_INT, size - 1, c);
-  MPI_Bcast(bref.data(), n, MPI_INT, size - 1, c);
-  if (rc != MPI_SUCCESS || b != bref) fail("bcast differs from MPI" + at + (rc ? ": " + errorText(rc) : ""));
-  rc = MPIX_Allgather_gpu(in.data(), n, MPI_INT, out.data(), n, MPI_INT, c);
-  MPI_Allgather(in.data(), n, MPI_INT, ref.data(), n, MPI_INT, c);
-  if (rc != MPI_SUCCESS || out != ref) fail("allgather differs from MPI" + at + (rc ? ": " + errorText(rc) : ""));
-  rc = MPIX_Reduce_scatter_block_gpu(in.data(), out.data(), n, MPI_INT, MPI_SUM, c);
-  MPI_Reduce_scatter_block(in.data(), ref.data(), n, MPI_INT, MPI_SUM, c);
-  if (rc != MPI_SUCCESS || std::vector<int>(out.begin(), out.begin() + n) != std::vector<int>(ref.begin(), ref.begin() + n))
-    fail("reduce_scatter_block differs from MPI" + at + (rc ? ": " + errorText(rc) : ""));
-  rc = MPIX_Alltoall_gpu(in.data(), n, MPI_INT, out.data(), n, MPI_INT, c);
-  MPI_Alltoall(in.data(), n, MPI_INT, ref.data(), n, MPI_INT, c);
-  if (rc != MPI_SUCCESS || out != ref) fail("alltoall differs from MPI" + at + (rc ? ": " + errorText(rc) : ""));
-}
-
 // Every rank's shared-memory segment must be unlinked once the context is
 // set up (every peer has mapped it), so that a job killed later leaves
 // nothing in /dev/shm: the name is gone, the mapping stays.
@@ -154,7 +129,7 @@ int main(int argc, char **argv) {
   initRanks(&argc, &argv, &rank, &size);
   MPI_Comm c = dupReturningErrors();
   // Empty, inline (<= 448 B), one small slot, several full slots.
-  for (int n : {0, 1, 13, 112, 1000, 5000, 70001, 300000}) checkCollectives(c, n);
+  for (int n : {0, 1, 13, 112, 1000, 5000, 70001, 300000}) checkCollectivesAgainstMpi(c, n, rank, size, &failure);
   checkSegmentsUnlinked(c);
   MPIX_Comm_gpu_free(c);
   MPI_Comm_free(&c);

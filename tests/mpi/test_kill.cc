@@ -37,12 +37,17 @@ int main(int argc, char **argv) {
   // seen within this many seconds (its pid is watched), and named.
   const char *w = std::getenv("CHORUS_TEST_DEATH_WITHIN");
   const double within = w ? std::atof(w) : 0;
+  // Set across nodes: every survivor, wherever it waits, must fail within
+  // this many seconds (long before CHORUS_TIMEOUT) with an error naming the
+  // dead rank: the first rank to see the death tells the others.
+  const char *n = std::getenv("CHORUS_TEST_NAMED_WITHIN");
+  const double namedWithin = n ? std::atof(n) : 0;
   std::vector<double> in(1 << 16, 1.0), out(in.size());
   double killedAt = 0;
   // Every survivor's result is printed by then: leave (taking the job down).
   auto leave = [&](int code) {
     fflush(stdout);
-    while (MPI_Wtime() < killedAt + (within > 0 ? within : timeout) + 8) usleep(100000);
+    while (MPI_Wtime() < killedAt + (within > 0 ? within : namedWithin > 0 ? namedWithin : timeout) + 8) usleep(100000);
     MPI_Abort(MPI_COMM_SELF, code);
   };
   for (int round = 0; round < 10; ++round) {
@@ -66,8 +71,10 @@ int main(int argc, char **argv) {
     }
     const std::string text = errorText(rc);
     const std::string dead = "rank " + std::to_string(victim) + " (pid ";
-    const bool namesRank = within > 0 ? contains(text, dead) && contains(text, "died") : contains(text, "rank ");
-    const bool inTime = within > 0 ? waited < within : waited < timeout + 10;
+    const bool namesRank = within > 0        ? contains(text, dead) && contains(text, "died")
+                           : namedWithin > 0 ? contains(text, "rank " + std::to_string(victim))
+                                             : contains(text, "rank ");
+    const bool inTime = within > 0 ? waited < within : namedWithin > 0 ? waited < namedWithin : waited < timeout + 10;
     const bool ok = round == 5 && namesRank && inTime;
     printf("%s rank %d: allreduce %d failed after %.1f s: %s\n", ok ? "PASS" : "FAIL", rank, round, waited,
            text.c_str());

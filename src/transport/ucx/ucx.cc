@@ -10,15 +10,17 @@
 // runs the AM handlers below.  So nothing in the algorithms or primitives
 // knows the peer is remote.
 //
-// Why active messages rather than RMA puts: one AM carries a message and
-// makes it visible in order (the handler copies the payload, then raises the
-// tail), with no memory registration, no rkey exchange and no separate
-// fenced put of the counter; and UCX's tcp transport, which CI runs on,
-// emulates RMA in software anyway, so a put also needs the target to
-// progress.  Sends are forced eager (UCP_AM_SEND_FLAG_EAGER): handlers then
-// run in send order with the whole payload, so a tail never runs ahead of
-// the data it announces.  The cost is a copy on arrival; GPUDirect-style
-// zero copy would use RMA (or rendezvous AM) into registered slots.
+// Why active messages rather than RMA puts: one AM carries a message with
+// its header, and its handler can check both before anything is stored (a
+// put lands before anyone looks); there is no memory registration or rkey
+// exchange; and UCX's tcp transport, which CI runs on, emulates RMA in
+// software anyway, so a put also needs the target to progress.  UCX
+// promises no order between active messages, so the receiver places each
+// message in the slot its number names and raises the tail only over a
+// contiguous run (ucx_arrival.cc), and checks every header against the
+// FIFO's window and the communicator's token before it copies a byte.
+// The cost is a copy on arrival; zero copy would use RMA (or rendezvous
+// AM) into registered slots.
 //
 // One UCP context per process (reference counted), one worker per
 // communicator context (serialized: only the thread running that
@@ -27,10 +29,12 @@
 #include "transport/ucx/ucx.h"
 
 #include <sched.h>
+#include <sys/random.h>
 #include <time.h>
 #include <ucp/api/ucp.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -38,53 +42,14 @@
 #include <string>
 #include <vector>
 
-#include "transport/transport.h"
 #include "core/log.h"
 #include "core/params.h"
 #include "topo/topology.h"
+#include "transport/ucx/ucx_state.h"
 
 namespace chorus {
 
 namespace {
-
-enum : unsigned { kAmData = 11, kAmCredit = 12, kAmCreditWanted = 13 };
-
-// Header of every active message.  For data, `value` is the message number
-// (the FIFO step it fills); for credits, the receiver's consumed count; for
-// credit requests, the consumed count the sender waits to hear of.
-// Data also carries `credit`, the sender's consumed count of the FIFO going
-// the other way: where data flows both ways (allreduce, allgather,
-// alltoall) credits then need no message of their own.
-struct NetHeader {
-  int32_t src;    // the sender's rank in the communicator
-  uint32_t lines; // inline lines carried (0: a full-slot message)
-  uint64_t value;
-  uint64_t credit;
-  uint64_t sum;   // data with CHORUS_CHECKSUM: the message's checksum (FifoEnd::sums)
-  uint64_t first; // data in a full slot: its header (fifo.h), the flag of its inline slot's line 0
-};
-
-void raiseHead(FifoHeader *fifo, uint64_t consumed) {
-  if (consumed > fifo->head.value) __atomic_store_n(&fifo->head.value, consumed, __ATOMIC_RELEASE);
-}
-
-struct UcxState {
-  PeerLinks *ctx = nullptr;
-  ucp_worker_h worker = nullptr;
-  std::vector<ucp_ep_h> eps;      // by rank; null for ranks on this node
-  char *memory = nullptr;         // the FIFO copies: [remote peer][send, recv]
-  struct Pending {
-    void *request;
-    NetHeader *header;  // read by UCX until the request completes
-  };
-  std::vector<Pending> pending;   // send requests not yet complete
-  std::vector<NetHeader *> freeHeaders;
-  std::vector<ucs_status_t> failed;  // by rank: why its endpoint failed (UCS_OK: alive)
-  std::vector<int> creditReplies; // ranks that asked for a credit we can give now (sent after progress)
-  bool sentSinceFlush = false;    // a collective on this node only needs no flush
-  MPI_Request closing = MPI_REQUEST_NULL;  // the barrier ucxFree waits for (ucxBeginFree)
-  bool closingStarted = false;
-};
 
 // The process-wide UCP context, shared by every communicator context.
 std::mutex g_ucpMutex;
@@ -98,18 +63,22 @@ int64_t nowNs() {
 }
 
 // With several RDMA NICs on the node and no UCX_NET_DEVICES from the user,
-// each rank uses the one nearest it (topoUcxNetDevice), so that the ranks of
-// a node spread over its rails instead of all taking UCX's first choice.
+// each rank uses the one nearest it (topoUcxNetDevice): nearest its GPU
+// when it has one (the device current when its first communicator crossing
+// nodes is set up: the UCP context is the process's), else on its NUMA
+// domain, so that the ranks of a node spread over its rails instead of all
+// taking UCX's first choice.
 // Only for the topology of this machine: a recorded one (CHORUS_TOPO_FILE)
 // names NICs this machine may lack.
 void chooseNetDevice(ucp_config_t *config, int localRank) {
   if (getenv("UCX_NET_DEVICES")) return;
   NodeTopology topo;
   if (topoLoadLocal(&topo) != Status::Ok || paramRaw(ParamId::TopoFile)) return;
-  const std::string device = topoUcxNetDevice(topo, topoRankKey(-1), localRank);
+  const std::string device = topoUcxNetDevice(topo, topoRankKey(topoCurrentCudaDevice()), localRank);
   if (device.empty()) return;
   const ucs_status_t st = ucp_config_modify(config, "NET_DEVICES", device.c_str());
-  if (st == UCS_OK) CHORUS_INFO(kSubsysNet, "UCX uses %s, the RDMA NIC nearest this rank", device.c_str());
+  if (st == UCS_OK) CHORUS_INFO(kSubsysNet, "UCX uses %s, the RDMA NIC nearest this rank's %s", device.c_str(),
+                                topoCurrentCudaDevice() >= 0 ? "GPU" : "cores");
   else CHORUS_WARN("could not point UCX at %s: %s", device.c_str(), ucs_status_string(st));
 }
 
@@ -150,60 +119,13 @@ void releaseUcp() {
   }
 }
 
+// Arrival handler runs per poll at most: enough to drain what a poll finds
+// (a burst of inline messages from several peers), few enough to bound it.
+constexpr int kMaxProgressPerPoll = 16;
+// How long a failed rank lets its abort messages leave (ucxAbort).
+constexpr int64_t kAbortSendNs = 200000000;
+
 UcxState *stateOf(PeerLinks &ctx) { return static_cast<UcxState *>(ctx.netState); }
-
-// ---- arrival ---------------------------------------------------------------
-
-// The header of an arrived message, checked: its length, and a sender in
-// the communicator.
-bool readHeader(const UcxState &st, const void *header, size_t headerLength, NetHeader *h) {
-  if (headerLength != sizeof *h) return false;
-  memcpy(h, header, sizeof *h);
-  return h->src >= 0 && h->src < st.ctx->nranks;
-}
-
-ucs_status_t onData(void *arg, const void *header, size_t headerLength, void *data, size_t length,
-                    const ucp_am_recv_param_t *param) {
-  auto *st = static_cast<UcxState *>(arg);
-  NetHeader h;
-  if ((param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) || !readHeader(*st, header, headerLength, &h))
-    return UCS_ERR_INVALID_PARAM;
-  PeerLinks &ctx = *st->ctx;
-  FifoEnd &e = ctx.recvFrom[size_t(h.src)];
-  // The sender had a credit for this message, so its slot is free here.
-  if (h.lines) memcpy(e.inlineSlot(h.value), data, std::min(length, size_t(h.lines) * kInlineLineBytes));
-  else if (length) memcpy(e.slot(h.value), data, std::min(length, e.slotBytes));
-  if (!h.lines) e.inlineSlot(h.value)[0].flag = h.first;
-  if (e.sums) e.sums[h.value % kInlineSlots] = h.sum;
-  // Handlers run in send order: every earlier message is in place already.
-  __atomic_store_n(&e.header->tail.value, h.value + 1, __ATOMIC_RELEASE);
-  raiseHead(ctx.sendTo[size_t(h.src)].header, h.credit);
-  return UCS_OK;
-}
-
-ucs_status_t onCredit(void *arg, const void *header, size_t headerLength, void *, size_t,
-                      const ucp_am_recv_param_t *) {
-  auto *st = static_cast<UcxState *>(arg);
-  NetHeader h;
-  if (!readHeader(*st, header, headerLength, &h)) return UCS_ERR_INVALID_PARAM;
-  raiseHead(st->ctx->sendTo[size_t(h.src)].header, h.value);
-  return UCS_OK;
-}
-
-// The sender waits for us to have consumed h.value messages of its FIFO.
-// Answered at once (after the worker's progress: no sends from a handler)
-// when we have, else by the consuming primitive when we get there.
-ucs_status_t onCreditWanted(void *arg, const void *header, size_t headerLength, void *, size_t,
-                            const ucp_am_recv_param_t *) {
-  auto *st = static_cast<UcxState *>(arg);
-  NetHeader h;
-  if (!readHeader(*st, header, headerLength, &h)) return UCS_ERR_INVALID_PARAM;
-  FifoEnd &e = st->ctx->recvFrom[size_t(h.src)];
-  if (e.credited >= h.value) return UCS_OK;  // told already: that credit is on its way
-  if (e.step >= h.value) st->creditReplies.push_back(h.src);
-  else e.creditWanted = std::min(e.creditWanted, h.value);
-  return UCS_OK;
-}
 
 void onEndpointError(void *arg, ucp_ep_h ep, ucs_status_t status) {
   auto *st = static_cast<UcxState *>(arg);
@@ -213,7 +135,9 @@ void onEndpointError(void *arg, ucp_ep_h ep, ucs_status_t status) {
 
 // ---- sending ---------------------------------------------------------------
 
-void send(UcxState &st, int peer, unsigned id, const NetHeader &h, const void *data, size_t bytes) {
+}  // namespace
+
+void ucxSend(UcxState &st, int peer, unsigned id, const NetHeader &h, const void *data, size_t bytes) {
   ucp_request_param_t param = {};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
   param.flags = UCP_AM_SEND_FLAG_EAGER;
@@ -231,31 +155,39 @@ void send(UcxState &st, int peer, unsigned id, const NetHeader &h, const void *d
   else st.freeHeaders.push_back(held);
 }
 
+namespace {
+
 void ucxPostMessage(void *net, const FifoEnd &e, uint64_t msg, size_t bytes, size_t lines) {
   auto &st = *static_cast<UcxState *>(net);
   FifoEnd &back = st.ctx->recvFrom[size_t(e.peer)];
   back.credited = back.step;
   if (back.step >= back.creditWanted) back.creditWanted = ~uint64_t(0);
-  const NetHeader h{int32_t(st.ctx->rank), uint32_t(lines), msg, back.step, e.sums ? e.sums[msg % kInlineSlots] : 0,
-                    lines ? 0 : e.inlineSlot(msg)[0].flag};
-  if (lines) send(st, e.peer, kAmData, h, e.inlineSlot(msg), lines * kInlineLineBytes);
-  else send(st, e.peer, kAmData, h, e.slot(msg), bytes);
+  const NetHeader h{st.token, int32_t(st.ctx->rank), uint32_t(lines), msg, back.step,
+                    e.sums ? e.sums[msg % kInlineSlots] : 0, lines ? 0 : e.inlineSlot(msg)[0].flag};
+  if (lines) ucxSendData(st, e.peer, h, e.inlineSlot(msg), lines * kInlineLineBytes);
+  else ucxSendData(st, e.peer, h, e.slot(msg), bytes);
 }
 
 void ucxPostCredit(void *net, const FifoEnd &e) {
   auto &st = *static_cast<UcxState *>(net);
-  send(st, e.peer, kAmCredit, NetHeader{int32_t(st.ctx->rank), 0, e.step, 0, 0}, nullptr, 0);
+  ucxSend(st, e.peer, kAmCredit, NetHeader{st.token, int32_t(st.ctx->rank), 0, e.step, 0, 0, 0}, nullptr, 0);
 }
 
 void ucxPostCreditRequest(void *net, const FifoEnd &e, uint64_t need) {
   auto &st = *static_cast<UcxState *>(net);
-  send(st, e.peer, kAmCreditWanted, NetHeader{int32_t(st.ctx->rank), 0, need, 0, 0}, nullptr, 0);
+  ucxSend(st, e.peer, kAmCreditWanted, NetHeader{st.token, int32_t(st.ctx->rank), 0, need, 0, 0, 0}, nullptr, 0);
 }
 
 Status ucxProgress(void *net, int peer, char *text, size_t len) {
   auto &st = *static_cast<UcxState *>(net);
-  while (ucp_worker_progress(st.worker) != 0) {
+  // Bounded: a poll of any counter (shared-memory ones too) comes here, and
+  // a worker that always has more (a stream of arrivals) must not keep the
+  // caller from looking at what it waits for.
+  for (int i = 0; i < kMaxProgressPerPoll && ucp_worker_progress(st.worker) != 0; ++i) {
   }
+  // The reorder fault's held messages go at the latest when a wait gives up
+  // spinning (peer >= 0) or the collective ends (flush).
+  if (__builtin_expect(st.faults != 0, 0) && peer >= 0) ucxReleaseHeld(st);
   for (int p : st.creditReplies) {
     FifoEnd &e = st.ctx->recvFrom[size_t(p)];
     if (e.step <= e.credited) continue;
@@ -277,10 +209,47 @@ Status ucxProgress(void *net, int peer, char *text, size_t len) {
     st.freeHeaders.push_back(p.header);
   }
   st.pending.resize(kept);
-  if (peer < 0 || size_t(peer) >= st.failed.size() || st.failed[size_t(peer)] == UCS_OK) return Status::Ok;
-  snprintf(text, len, "rank %d: the UCX connection to rank %d failed (%s): that rank died, left the communicator "
-           "early or is unreachable", st.ctx->rank, peer, ucs_status_string(st.failed[size_t(peer)]));
-  return Status::SystemError;
+  // A broken contract fails every wait on the communicator from then on.
+  if (__builtin_expect(st.violation != Status::Ok, 0) && peer >= 0) {
+    if (text) snprintf(text, len, "%s", st.violationText);
+    return st.violation;
+  }
+  if (peer < 0) return Status::Ok;
+  if (st.abortFrom >= 0) {
+    if (text) snprintf(text, len, "%s", st.abortText);
+    return Status::PeerFailed;
+  }
+  // Any failed connection fails a wait, not only one to the awaited peer:
+  // no rank closes its connections before every rank is done with the
+  // communicator (ucxBeginFree), so a failure now is a rank that died or
+  // became unreachable, which the collective needs, directly or not.
+  int gone = st.failed[size_t(peer)] != UCS_OK ? peer : -1;
+  for (size_t p = 0; gone < 0 && p < st.failed.size(); ++p)
+    if (st.failed[p] != UCS_OK) gone = int(p);
+  if (gone < 0) return Status::Ok;
+  if (text)
+    snprintf(text, len, "rank %d: the UCX connection to rank %d failed (%s): that rank died, left the communicator "
+             "early or is unreachable", st.ctx->rank, gone, ucs_status_string(st.failed[size_t(gone)]));
+  return Status::PeerFailed;
+}
+
+// Tells every peer on another node that collective `seq` failed here
+// (NetOps::abort), once per communicator: a rank that failed stays failed.
+// Not when the failure came from such a message: its sender told everyone.
+// The messages are small; a bounded wait lets them leave before the caller
+// goes away from Chorus for long.
+void ucxAbort(void *net, uint64_t seq, const char *text) {
+  auto &st = *static_cast<UcxState *>(net);
+  if (st.abortSent || st.abortFrom >= 0) return;
+  st.abortSent = true;
+  // UCX reads the payload until the sends complete: a copy of our own.
+  snprintf(st.abortOut, sizeof st.abortOut, "%s", text ? text : "");
+  const size_t bytes = strlen(st.abortOut);
+  for (int p = 0; p < st.ctx->nranks; ++p)
+    if (st.eps[size_t(p)] && st.failed[size_t(p)] == UCS_OK)
+      ucxSend(st, p, kAmAbort, NetHeader{st.token, int32_t(st.ctx->rank), 0, seq, 0, 0, 0}, st.abortOut, bytes);
+  const int64_t until = nowNs() + kAbortSendNs;
+  while (!st.pending.empty() && nowNs() < until) ucxProgress(&st, -1, nullptr, 0);
 }
 
 Status waitRequest(UcxState &st, ucs_status_ptr_t req, int64_t timeoutNs, const char *what, char *text, size_t len) {
@@ -310,6 +279,7 @@ Status waitRequest(UcxState &st, ucs_status_ptr_t req, int64_t timeoutNs, const 
 
 Status ucxFlush(void *net, int64_t timeoutNs, char *text, size_t len) {
   auto &st = *static_cast<UcxState *>(net);
+  ucxReleaseHeld(st);
   if (!st.sentSinceFlush) return Status::Ok;
   st.sentSinceFlush = false;
   const int64_t start = nowNs();
@@ -341,6 +311,12 @@ Status ucxSetup(PeerLinks &ctx, PeerInfo &self) {
   auto *st = new UcxState;
   st->ctx = &ctx;
   ctx.netState = st;
+  // This rank's share of the communicator's token (ucxConnect combines them).
+  if (getrandom(&self.netNonce, sizeof self.netNonce, 0) != ssize_t(sizeof self.netNonce)) {
+    CHORUS_WARN("getrandom failed (%s): no token for the UCX messages", strerror(errno));
+    return Status::SystemError;
+  }
+  if (const char *faults = getenv("CHORUS_TEST_NET_FAULTS")) ucxSetTestFaults(ctx, ucxParseFaults(faults));
   ucp_worker_params_t wp = {};
   wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
   // Serialized, not single: a communicator's nonblocking collectives run
@@ -358,16 +334,21 @@ Status ucxSetup(PeerLinks &ctx, PeerInfo &self) {
   hp.flags = UCP_AM_FLAG_WHOLE_MSG;
   hp.arg = st;
   hp.id = kAmData;
-  hp.cb = onData;
+  hp.cb = ucxOnData;
   s = ucp_worker_set_am_recv_handler(st->worker, &hp);
   if (s == UCS_OK) {
     hp.id = kAmCredit;
-    hp.cb = onCredit;
+    hp.cb = ucxOnCredit;
     s = ucp_worker_set_am_recv_handler(st->worker, &hp);
   }
   if (s == UCS_OK) {
     hp.id = kAmCreditWanted;
-    hp.cb = onCreditWanted;
+    hp.cb = ucxOnCreditWanted;
+    s = ucp_worker_set_am_recv_handler(st->worker, &hp);
+  }
+  if (s == UCS_OK) {
+    hp.id = kAmAbort;
+    hp.cb = ucxOnAbort;
     s = ucp_worker_set_am_recv_handler(st->worker, &hp);
   }
   if (s != UCS_OK) {
@@ -405,6 +386,17 @@ Status ucxConnect(PeerLinks &ctx, const PeerInfo *all) {
     if (p != ctx.rank && ucxCanConnect(all[ctx.rank], all[p])) remote.push_back(p);
   st.eps.assign(size_t(ctx.nranks), nullptr);
   st.failed.assign(size_t(ctx.nranks), UCS_OK);
+  st.arrivals.assign(size_t(ctx.nranks), NetArrivals{});
+  st.held.assign(size_t(ctx.nranks), HeldMessage{});
+  // Every rank draws a nonce; every rank mixes all of them alike, so all
+  // hold the same token, which only the ranks of this communicator know.
+  uint64_t token = 0x243f6a8885a308d3ull;
+  for (int p = 0; p < ctx.nranks; ++p) {
+    token ^= all[p].netNonce;
+    token *= 0x9e3779b97f4a7c15ull;
+    token ^= token >> 29;
+  }
+  st.token = token;
   // Both copies of a FIFO take the shape of its link, as in shared memory
   // (full where it streams bulk data): the sender's copy stages what the
   // receiver's receives.
@@ -587,6 +579,9 @@ Status ucxFree(PeerLinks &ctx) {
     }
     ucp_worker_destroy(st->worker);
   }
+  if (st->counters.forgedDropped)
+    CHORUS_WARN("rank %d dropped %llu UCX messages without this communicator's token over its life", ctx.rank,
+                (unsigned long long)st->counters.forgedDropped);
   free(st->memory);
   for (NetHeader *h : st->freeHeaders) delete h;
   delete st;
@@ -595,7 +590,7 @@ Status ucxFree(PeerLinks &ctx) {
   return Status::Ok;
 }
 
-const NetOps kUcxNetOps = {ucxPostMessage, ucxPostCredit, ucxPostCreditRequest, ucxProgress, ucxFlush};
+const NetOps kUcxNetOps = {ucxPostMessage, ucxPostCredit, ucxPostCreditRequest, ucxProgress, ucxFlush, ucxAbort};
 
 }  // namespace
 

@@ -1,6 +1,8 @@
 // ucx transport: FIFOs to ranks on other nodes (see ucx.cc).
 #pragma once
 
+#include <cstdint>
+
 #include "transport/net.h"
 #include "transport/transport.h"
 
@@ -9,5 +11,29 @@ namespace chorus {
 extern const TransportOps kUcxTransport;
 // The hooks the host primitives call for its FIFOs.
 const NetOps &ucxNetOps();
+
+// What a communicator's ucx transport has seen, for tests and the teardown
+// warning: messages dropped for a wrong token, and the faults injected.
+struct UcxCounters {
+  uint64_t forgedDropped = 0;
+  uint64_t reordered = 0, duplicated = 0, corrupted = 0, forgedSent = 0;
+};
+UcxCounters ucxCounters(const PeerLinks &links);
+
+// Test-only faults on the messages this rank sends (CHORUS_TEST_NET_FAULTS,
+// a comma-separated list of the names below, or ucxSetTestFaults):
+//   reorder         a data message to a peer is held back and sent after the next one
+//   duplicate       one data message (the next but two) is sent twice
+//   corrupt-header  one data message's header claims 4096 inline lines
+//   out-of-window   one data message's number is 1000 past its FIFO's window
+//   forge           every third data message is preceded by a copy without the token
+enum : unsigned {
+  kNetFaultReorder = 1u << 0,
+  kNetFaultDuplicate = 1u << 1,
+  kNetFaultCorruptHeader = 1u << 2,
+  kNetFaultOutOfWindow = 1u << 3,
+  kNetFaultForge = 1u << 4,
+};
+void ucxSetTestFaults(PeerLinks &links, unsigned faults);
 
 }  // namespace chorus

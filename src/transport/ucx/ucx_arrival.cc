@@ -1,0 +1,169 @@
+// ucx transport: what arrives, checked before one byte of it is used.
+//
+// A message is accepted only if it carries the communicator's token
+// (otherwise it came from outside the job: dropped and counted), names a
+// sender in the communicator, and fits: its number inside its FIFO's
+// window and not already received, its size within a slot, its inline line
+// count within an inline slot, its credit within what was sent.  A message
+// with the token that fails a check is a broken contract (a bug, or memory
+// corruption on the way): the communicator fails with a named error
+// (UcxState::violation), and nothing is copied.
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+
+#include "core/log.h"
+#include "transport/ucx/ucx_state.h"
+
+namespace chorus {
+
+namespace {
+
+void raiseHead(FifoHeader *fifo, uint64_t consumed) {
+  if (consumed > fifo->head.value) __atomic_store_n(&fifo->head.value, consumed, __ATOMIC_RELEASE);
+}
+
+// Records the first broken contract; later ones add nothing new.
+__attribute__((format(printf, 2, 3))) void violate(UcxState &st, const char *format, ...) {
+  if (st.violation != Status::Ok) return;
+  st.violation = Status::DataCorrupt;
+  int n = snprintf(st.violationText, sizeof st.violationText, "rank %d: ", st.ctx->rank);
+  va_list args;
+  va_start(args, format);
+  vsnprintf(st.violationText + n, sizeof st.violationText - size_t(n), format, args);
+  va_end(args);
+  CHORUS_WARN("%s", st.violationText);
+}
+
+// The header of an arrived message, if it is one of this communicator's:
+// the right length, the token, a sender in the communicator (on another
+// node: only those have endpoints here).  Anything else is dropped and
+// counted, with one warning per communicator.
+bool acceptHeader(UcxState &st, const void *header, size_t headerLength, NetHeader *h) {
+  bool ours = headerLength == sizeof *h;
+  if (ours) {
+    memcpy(h, header, sizeof *h);
+    ours = h->token == st.token && h->src >= 0 && h->src < st.ctx->nranks && st.eps[size_t(h->src)] != nullptr;
+  }
+  if (ours) return true;
+  ++st.counters.forgedDropped;
+  if (!st.forgedWarned) {
+    st.forgedWarned = true;
+    CHORUS_WARN("rank %d dropped a UCX message that does not carry this communicator's token (%zu-byte header): a "
+                "process outside the job reached this rank's UCX port; such messages are dropped and counted",
+                st.ctx->rank, headerLength);
+  }
+  return false;
+}
+
+// A credit from `src`: it consumed `consumed` messages of our FIFO to it,
+// which cannot be more than we sent.
+bool creditFits(UcxState &st, int src, uint64_t consumed) {
+  const FifoEnd &e = st.ctx->sendTo[size_t(src)];
+  if (consumed <= e.step) return true;
+  violate(st, "rank %d credited %llu messages on its FIFO from this rank, which sent it only %llu", src,
+          (unsigned long long)consumed, (unsigned long long)e.step);
+  return false;
+}
+
+}  // namespace
+
+ucs_status_t ucxOnData(void *arg, const void *header, size_t headerLength, void *data, size_t length,
+                       const ucp_am_recv_param_t *param) {
+  auto &st = *static_cast<UcxState *>(arg);
+  NetHeader h;
+  if (!acceptHeader(st, header, headerLength, &h)) return UCS_OK;
+  const int src = h.src;
+  if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
+    // Ours are sent eager; a rendezvous one is not of this protocol.
+    violate(st, "rank %d sent a rendezvous active message, which this transport never sends", src);
+    return UCS_OK;
+  }
+  FifoEnd &e = st.ctx->recvFrom[size_t(src)];
+  NetArrivals &a = st.arrivals[size_t(src)];
+  const uint64_t m = h.value;
+  // The sender had a credit for this message: every message that used its
+  // slot before was consumed here.
+  const uint64_t depth = h.lines ? uint64_t(kInlineSlots) : uint64_t(e.nslots);
+  if (m < a.contiguous || (m - a.contiguous < 64 && (a.beyond >> (m - a.contiguous) & 1))) {
+    violate(st, "message %llu from rank %d arrived twice (UCX duplicated it, or the sender sent it again)",
+            (unsigned long long)m, src);
+    return UCS_OK;
+  }
+  if (m >= e.step + depth || m - a.contiguous >= 64) {
+    violate(st, "message %llu from rank %d is outside its FIFO's window (%llu consumed, %llu %s slots)",
+            (unsigned long long)m, src, (unsigned long long)e.step, (unsigned long long)depth,
+            h.lines ? "inline" : "full");
+    return UCS_OK;
+  }
+  if (h.lines ? (h.lines > unsigned(kInlineLines) || length != size_t(h.lines) * kInlineLineBytes)
+              : length > e.slotBytes) {
+    violate(st, "message %llu from rank %d does not fit: %zu bytes in %u inline lines, where a slot holds %zu bytes "
+            "and %d lines", (unsigned long long)m, src, length, h.lines, e.slotBytes, kInlineLines);
+    return UCS_OK;
+  }
+  if (!creditFits(st, src, h.credit)) return UCS_OK;
+  if (h.lines) memcpy(e.inlineSlot(m), data, length);
+  else if (length) memcpy(e.slot(m), data, length);
+  if (!h.lines) __atomic_store_n(&e.inlineSlot(m)[0].flag, h.first, __ATOMIC_RELAXED);
+  if (e.sums) e.sums[m % kInlineSlots] = h.sum;
+  a.beyond |= uint64_t(1) << (m - a.contiguous);
+  const uint64_t before = a.contiguous;
+  while (a.beyond & 1) {
+    a.beyond >>= 1;
+    ++a.contiguous;
+  }
+  if (a.contiguous != before) __atomic_store_n(&e.header->tail.value, a.contiguous, __ATOMIC_RELEASE);
+  raiseHead(st.ctx->sendTo[size_t(src)].header, h.credit);
+  return UCS_OK;
+}
+
+ucs_status_t ucxOnCredit(void *arg, const void *header, size_t headerLength, void *, size_t,
+                         const ucp_am_recv_param_t *) {
+  auto &st = *static_cast<UcxState *>(arg);
+  NetHeader h;
+  if (!acceptHeader(st, header, headerLength, &h) || !creditFits(st, h.src, h.value)) return UCS_OK;
+  raiseHead(st.ctx->sendTo[size_t(h.src)].header, h.value);
+  return UCS_OK;
+}
+
+// A peer on another node failed in collective h.value: its waits ended,
+// so ours on it (or on ranks that wait for it) never would.  The text is
+// the peer's own error, bounded and made printable before it is kept.
+ucs_status_t ucxOnAbort(void *arg, const void *header, size_t headerLength, void *data, size_t length,
+                        const ucp_am_recv_param_t *param) {
+  auto &st = *static_cast<UcxState *>(arg);
+  NetHeader h;
+  if (!acceptHeader(st, header, headerLength, &h) || st.abortFrom >= 0) return UCS_OK;
+  char why[kAbortTextMax + 1] = "";
+  if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+    const size_t n = std::min(length, size_t(kAbortTextMax));
+    memcpy(why, data, n);
+    why[n] = '\0';
+    for (size_t i = 0; i < n && why[i]; ++i)
+      if (why[i] < ' ' || why[i] > '~') why[i] = '?';
+  }
+  st.abortFrom = h.src;
+  snprintf(st.abortText, sizeof st.abortText, "rank %d (on another node) failed in collective #%llu: %s", h.src,
+           (unsigned long long)h.value, why[0] ? why : "no reason given");
+  CHORUS_INFO(kSubsysNet, "rank %d: %s", st.ctx->rank, st.abortText);
+  return UCS_OK;
+}
+
+// The sender waits for us to have consumed h.value messages of its FIFO.
+// Answered at once (after the worker's progress: no sends from a handler)
+// when we have, else by the consuming primitive when we get there.
+ucs_status_t ucxOnCreditWanted(void *arg, const void *header, size_t headerLength, void *, size_t,
+                               const ucp_am_recv_param_t *) {
+  auto &st = *static_cast<UcxState *>(arg);
+  NetHeader h;
+  if (!acceptHeader(st, header, headerLength, &h)) return UCS_OK;
+  FifoEnd &e = st.ctx->recvFrom[size_t(h.src)];
+  if (e.credited >= h.value) return UCS_OK;  // told already: that credit is on its way
+  if (e.step >= h.value) st.creditReplies.push_back(h.src);
+  else e.creditWanted = std::min(e.creditWanted, h.value);
+  return UCS_OK;
+}
+
+}  // namespace chorus

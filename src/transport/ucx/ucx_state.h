@@ -1,0 +1,96 @@
+// The ucx transport's state for one communicator context, shared by its
+// sources: ucx.cc (set-up, sending, progress, teardown), ucx_arrival.cc
+// (the receive handlers and their checks) and ucx_faults.cc (the test-only
+// fault injection).
+#pragma once
+
+#include <mpi.h>
+#include <ucp/api/ucp.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "transport/transport.h"
+#include "transport/ucx/ucx.h"
+#include "transport/ucx/ucx_wire.h"
+
+namespace chorus {
+
+// Arrivals on one receive FIFO from another node.  UCX promises no order
+// between active messages: a small one runs its handler on arrival, a large
+// one once reassembled, and several rails (UCX_MAX_EAGER_RAILS) or another
+// protocol choice let a later message overtake an earlier one.  So each
+// message lands in the slot its number names, and the FIFO's tail advances
+// only over a contiguous run of arrived messages.  A sender runs at most
+// kInlineSlots (64) messages ahead of what the receiver consumed, so the
+// messages past the contiguous run fit in one 64-bit mask.
+struct NetArrivals {
+  uint64_t contiguous = 0;  // messages 0..contiguous-1 have all arrived (= the local tail)
+  uint64_t beyond = 0;      // bit i: message contiguous + i has arrived
+};
+
+// A data message held back by the reorder fault (ucx_faults.cc).
+struct HeldMessage {
+  bool held = false;
+  NetHeader header{};
+  const void *data = nullptr;
+  size_t bytes = 0;
+};
+
+struct UcxState {
+  PeerLinks *ctx = nullptr;
+  ucp_worker_h worker = nullptr;
+  uint64_t token = 0;             // the communicator's (ucx_wire.h)
+  std::vector<ucp_ep_h> eps;      // by rank; null for ranks on this node
+  char *memory = nullptr;         // the FIFO copies: [remote peer][send, recv]
+  struct Pending {
+    void *request;
+    NetHeader *header;  // read by UCX until the request completes
+  };
+  std::vector<Pending> pending;   // send requests not yet complete
+  std::vector<NetHeader *> freeHeaders;
+  std::vector<ucs_status_t> failed;  // by rank: why its endpoint failed (UCS_OK: alive)
+  std::vector<int> creditReplies; // ranks that asked for a credit we can give now (sent after progress)
+  std::vector<NetArrivals> arrivals;  // by rank
+  // The first message that broke the transport's contract (a duplicate, a
+  // number outside the FIFO's window, a size that does not fit): every
+  // wait on this communicator fails with it from then on, since a FIFO
+  // that received it can no longer be trusted.
+  Status violation = Status::Ok;
+  char violationText[320] = "";
+  // The first abort message from a peer on another node (kAmAbort): every
+  // wait on the communicator fails with it from then on.
+  int abortFrom = -1;
+  char abortText[kAbortTextMax + 96] = "";
+  bool abortSent = false;         // this rank told its peers of its own failure
+  char abortOut[kAbortTextMax + 1] = "";  // what it told them
+  UcxCounters counters;
+  bool forgedWarned = false;
+  unsigned faults = 0;            // kNetFault* (ucx.h), tests only
+  uint64_t faultCountdown = 0;    // data messages until the next one-shot fault
+  uint64_t forgeTick = 0;         // data messages sent under the forge fault
+  std::vector<HeldMessage> held;  // by rank: the reorder fault's held message
+  bool sentSinceFlush = false;    // a collective on this node only needs no flush
+  MPI_Request closing = MPI_REQUEST_NULL;  // the barrier ucxFree waits for (ucxBeginFree)
+  bool closingStarted = false;
+};
+
+// Arrival handlers (ucx_arrival.cc), registered by ucxSetup.
+ucs_status_t ucxOnData(void *arg, const void *header, size_t headerLength, void *data, size_t length,
+                       const ucp_am_recv_param_t *param);
+ucs_status_t ucxOnCredit(void *arg, const void *header, size_t headerLength, void *data, size_t length,
+                         const ucp_am_recv_param_t *param);
+ucs_status_t ucxOnAbort(void *arg, const void *header, size_t headerLength, void *data, size_t length,
+                        const ucp_am_recv_param_t *param);
+ucs_status_t ucxOnCreditWanted(void *arg, const void *header, size_t headerLength, void *data, size_t length,
+                               const ucp_am_recv_param_t *param);
+
+// Posts one active message (ucx.cc).
+void ucxSend(UcxState &st, int peer, unsigned id, const NetHeader &h, const void *data, size_t bytes);
+// Test faults (ucx_faults.cc): sends data message `h` with the faults
+// chosen, or plainly; and sends whatever the reorder fault still holds.
+void ucxSendData(UcxState &st, int peer, const NetHeader &h, const void *data, size_t bytes);
+void ucxReleaseHeld(UcxState &st);
+unsigned ucxParseFaults(const char *text);
+
+}  // namespace chorus

@@ -1,0 +1,193 @@
+// The ucx transport's arrival checks (ucx_arrival.cc), with the test-only
+// fault hook (ucx.h, ucxSetTestFaults) on the messages ranks send to other
+// nodes, and a process outside the job (net_forger) that connects to a
+// rank's UCX port and sends forged messages.  Run at 4 ranks as 2 played
+// nodes of 2 (netfaults-np4-2x2.test), CHORUS_TIMEOUT a few seconds.
+//
+// 1. reorder + forge: every collective at inline, one-slot and multi-slot
+//    sizes matches MPI's although messages overtake each other and forged
+//    copies (without the communicator's token) arrive; the faults really
+//    happened (counted) and every rank that received forged copies dropped them.
+// 2. duplicate, corrupt-header, out-of-window: each on a fresh communicator,
+//    one message from rank 0 breaks the contract: its receiver fails with
+//    the "arrived corrupted" class naming the fault and rank 0, and no rank
+//    returns success with a wrong result.
+// 3. net_forger, spawned by rank 1, sends forged headers (no token, a 4096-
+//    line count, a short header, credits) to rank 1's worker while the job
+//    runs allreduces: every result stays right and rank 1 counts the drops.
+#include <mpi.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "chorus.h"
+#include "comm/context.h"
+#include "rank_test.h"
+#include "transport/ucx/ucx.h"
+
+extern char **environ;
+
+namespace {
+
+int rank = 0, size = 1;
+std::string failure;
+
+void fail(const std::string &why) {
+  if (failure.empty()) failure = why;
+}
+
+std::string className(int rc) {
+  int cls = 0;
+  MPI_Error_class(rc, &cls);
+  return errorText(cls);
+}
+
+chorus::Context *contextOf(MPI_Comm c) {
+  chorus::Context *ctx = chorus::contextFind(c);
+  if (!ctx) fail("no Chorus context on the communicator");
+  return ctx;
+}
+
+uint64_t sumOverRanks(uint64_t v) {
+  uint64_t total = 0;
+  MPI_Allreduce(&v, &total, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  return total;
+}
+
+void reorderAndForge() {
+  MPI_Comm c = dupReturningErrors();
+  if (MPIX_Barrier_gpu(c) != MPI_SUCCESS) fail("reorder: the warm-up barrier failed");
+  chorus::Context *ctx = contextOf(c);
+  if (!ctx) return;
+  chorus::ucxSetTestFaults(*ctx, chorus::kNetFaultReorder | chorus::kNetFaultForge);
+  for (int n : {1, 13, 112, 1000, 5000, 70001}) checkCollectivesAgainstMpi(c, n, rank, size, &failure);
+  if (MPIX_Barrier_gpu(c) != MPI_SUCCESS) fail("reorder: the last barrier failed");
+  const chorus::UcxCounters k = chorus::ucxCounters(*ctx);
+  chorus::ucxSetTestFaults(*ctx, 0);
+  const uint64_t reordered = sumOverRanks(k.reordered), forged = sumOverRanks(k.forgedSent),
+                 dropped = sumOverRanks(k.forgedDropped);
+  if (rank == 0) printf("reorder + forge: %llu messages overtaken, %llu forged sent, %llu dropped\n",
+                        (unsigned long long)reordered, (unsigned long long)forged, (unsigned long long)dropped);
+  if (reordered == 0) fail("reorder: no message was overtaken: the fault did not happen");
+  if (forged == 0 || dropped == 0) fail("forge: no forged message was sent or dropped");
+  if (dropped > forged) fail("forge: more messages were dropped than forged");
+  MPIX_Comm_gpu_free(c);
+  MPI_Comm_free(&c);
+}
+
+// One message from rank 0 to another node breaks the contract (`fault`):
+// allreduces until some rank fails, which must be its receiver, naming it.
+void brokenContract(unsigned fault, const char *name, const char *named) {
+  MPI_Comm c = dupReturningErrors();
+  if (MPIX_Barrier_gpu(c) != MPI_SUCCESS) fail(std::string(name) + ": the warm-up barrier failed");
+  chorus::Context *ctx = contextOf(c);
+  if (!ctx) return;
+  if (rank == 0) chorus::ucxSetTestFaults(*ctx, fault);
+  const int n = 3000;  // a full slot, several messages per allreduce
+  int anyFailed = 0, namedHere = 0;
+  for (int round = 0; round < 5 && !anyFailed; ++round) {
+    std::vector<int> in(size_t(n), rank + round), out(size_t(n), -1);
+    const int rc = MPIX_Allreduce_gpu(in.data(), out.data(), n, MPI_INT, MPI_SUM, c);
+    const int want = size * (size - 1) / 2 + size * round;
+    if (rc == MPI_SUCCESS) {
+      for (int v : out)
+        if (v != want) {
+          fail(std::string(name) + ": success with a wrong sum");
+          break;
+        }
+    } else {
+      const std::string text = errorText(rc);
+      printf("rank %d: %s, round %d: %s\n", rank, name, round, text.c_str());
+      const bool names = contains(text, named) && contains(text, "from rank 0");
+      namedHere |= int(names);
+      // Other ranks may fail otherwise (waiting for the receiver that gave
+      // up), but a corrupted arrival is only ever the faulty message's.
+      if (contains(className(rc), "arrived corrupted") && !names)
+        fail(std::string(name) + ": the error does not name the fault and rank 0: " + text);
+    }
+    int failedHere = rc != MPI_SUCCESS;
+    MPI_Allreduce(&failedHere, &anyFailed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  }
+  int namers = 0;
+  MPI_Allreduce(&namedHere, &namers, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (!anyFailed) fail(std::string(name) + ": no rank failed in 5 allreduces");
+  else if (!namers) fail(std::string(name) + ": no rank named the fault");
+  MPIX_Comm_gpu_free(c);
+  MPI_Comm_free(&c);
+}
+
+// Rank 1 writes its UCX worker address where net_forger reads it and
+// starts it; every rank runs allreduces until the forger is done, and a few
+// more so that rank 1 takes in whatever it still holds.
+void outsideForger() {
+  MPI_Comm c = dupReturningErrors();
+  if (MPIX_Barrier_gpu(c) != MPI_SUCCESS) fail("forger: the warm-up barrier failed");
+  chorus::Context *ctx = contextOf(c);
+  if (!ctx) return;
+  pid_t forger = -1;
+  const std::string file = "netfaults-address-" + std::to_string(getpid()) + ".bin";
+  if (rank == 1) {
+    const chorus::PeerInfo &self = ctx->peers[1];
+    FILE *f = fopen(file.c_str(), "wb");
+    if (!f || fwrite(self.netAddr, 1, size_t(self.netAddrLen), f) != size_t(self.netAddrLen)) fail("forger: cannot write " + file);
+    if (f) fclose(f);
+    char prog[] = "./net_forger";
+    std::vector<char> arg(file.begin(), file.end());
+    arg.push_back('\0');
+    char *args[] = {prog, arg.data(), nullptr};
+    if (posix_spawn(&forger, prog, nullptr, nullptr, args, environ) != 0) fail("forger: cannot start ./net_forger");
+  }
+  const int n = 1000;
+  int done = 0, forgerStatus = -1;
+  for (int round = 0, after = 0; after < 3 && round < 2000; ++round) {
+    std::vector<int> in(size_t(n), rank * 3 + round), out(size_t(n), -1);
+    const int rc = MPIX_Allreduce_gpu(in.data(), out.data(), n, MPI_INT, MPI_SUM, c);
+    const int want = 3 * size * (size - 1) / 2 + size * round;
+    if (rc != MPI_SUCCESS) fail("forger: allreduce failed: " + errorText(rc));
+    for (int v : out)
+      if (rc == MPI_SUCCESS && v != want) {
+        fail("forger: allreduce gave a wrong sum");
+        break;
+      }
+    if (rank == 1 && !done && forger > 0) {
+      int status = 0;
+      if (waitpid(forger, &status, WNOHANG) == forger) {
+        done = 1;
+        forgerStatus = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+      } else {
+        usleep(2000);
+      }
+    }
+    if (rank == 1 && forger <= 0) done = 1;
+    MPI_Bcast(&done, 1, MPI_INT, 1, MPI_COMM_WORLD);
+    after += done;
+  }
+  if (rank == 1) {
+    unlink(file.c_str());
+    const uint64_t dropped = chorus::ucxCounters(*ctx).forgedDropped;
+    printf("forger: exit status %d, rank 1 dropped %llu forged messages\n", forgerStatus, (unsigned long long)dropped);
+    if (!done) fail("forger: net_forger did not finish");
+    else if (forgerStatus != 0) fail("forger: net_forger failed (status " + std::to_string(forgerStatus) + ")");
+    else if (dropped < 6) fail("forger: rank 1 counted " + std::to_string(dropped) + " of the 6 forged messages");
+  }
+  MPIX_Comm_gpu_free(c);
+  MPI_Comm_free(&c);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  initRanks(&argc, &argv, &rank, &size);
+  reorderAndForge();
+  brokenContract(chorus::kNetFaultDuplicate, "duplicate", "arrived twice");
+  brokenContract(chorus::kNetFaultCorruptHeader, "corrupt-header", "does not fit");
+  brokenContract(chorus::kNetFaultOutOfWindow, "out-of-window", "outside its FIFO's window");
+  outsideForger();
+  const int status = reportRank(rank, failure, "");
+  MPI_Finalize();
+  return status;
+}
