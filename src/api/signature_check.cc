@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "comm/context.h"
@@ -33,6 +34,33 @@ void describeCall(const int64_t *f, char *out, size_t size) {
   if (coll == Coll::Reduce || coll == Coll::Bcast) n += snprintf(out + n, size - size_t(n), ", root %lld", (long long)f[kRoot]);
   if (n < 0 || size_t(n) >= size) return;
   snprintf(out + n, size - size_t(n), ")");
+}
+
+// The fields in which two calls differ, with both ranks' values: "count
+// (rank 0: 8, rank 1: 1024)".  The mismatch message leads with them, as
+// MPI_Error_string keeps only MPI_MAX_ERROR_STRING-1 characters of it.
+// Another collective makes its other fields moot; another datatype, its
+// element size.
+void describeDifference(const int64_t *a, int rankA, const int64_t *b, long long rankB, char *out, size_t size) {
+  std::string text;
+  auto add = [&](const char *field, const std::string &va, const std::string &vb) {
+    if (va == vb) return;
+    text += (text.empty() ? "" : ", ") + std::string(field) + " (rank " + std::to_string(rankA) + ": " + va +
+            ", rank " + std::to_string(rankB) + ": " + vb + ")";
+  };
+  auto num = [](int64_t v) { return std::to_string((long long)v); };
+  add("collective", collName(Coll(a[kColl])), collName(Coll(b[kColl])));
+  add("call number", "#" + num(a[kSeq]), "#" + num(b[kSeq]));
+  if (a[kColl] == b[kColl]) {
+    const Coll coll = Coll(a[kColl]);
+    add("count", num(a[kCount]), num(b[kCount]));
+    add("datatype", dataTypeName(DataType(a[kType])), dataTypeName(DataType(b[kType])));
+    if (a[kType] == b[kType]) add("element size", num(a[kElemSize]) + " B", num(b[kElemSize]) + " B");
+    if (coll == Coll::Allreduce || coll == Coll::Reduce || coll == Coll::ReduceScatter)
+      add("op", redOpName(RedOp(a[kOp])), redOpName(RedOp(b[kOp])));
+    if (coll == Coll::Reduce || coll == Coll::Bcast) add("root", num(a[kRoot]), num(b[kRoot]));
+  }
+  snprintf(out, size, "%s", text.empty() ? "their arguments" : text.c_str());
 }
 
 int64_t nowNs() {
@@ -193,8 +221,10 @@ Status checkSignatures(Context &ctx, const CollRequest &req, uint64_t seq, char 
       return Status::Timeout;
     default:
       describeCall(verdict + kTheirs, theirs, sizeof theirs);
-      snprintf(text, size, "the ranks' calls differ (CHORUS_CHECK): rank %d called %s, rank %lld called %s", ctx.rank,
-               ours, (long long)verdict[kOther], theirs);
+      char differ[160];
+      describeDifference(mine, ctx.rank, verdict + kTheirs, (long long)verdict[kOther], differ, sizeof differ);
+      snprintf(text, size, "the ranks' calls differ in %s (CHORUS_CHECK): rank %d called %s, rank %lld called %s",
+               differ, ctx.rank, ours, (long long)verdict[kOther], theirs);
       return Status::Mismatch;
   }
 }

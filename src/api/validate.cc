@@ -1,9 +1,13 @@
 #include "api/validate.h"
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
+#include <string>
 
 #include "comm/context.h"
+#include "core/log.h"
 
 namespace chorus {
 
@@ -15,11 +19,24 @@ int ApiCall::fail(ErrorClass cls, const char *fmt, ...) {
     code_ = MPI_ERR_OTHER;
     return code_;
   }
-  char text[MPI_MAX_ERROR_STRING - 64];
-  va_list ap;
+  char text[MPI_MAX_ERROR_STRING];
+  va_list ap, again;
   va_start(ap, fmt);
-  vsnprintf(text, sizeof text, fmt, ap);
+  va_copy(again, ap);
+  const int len = vsnprintf(text, sizeof text, fmt, ap);
   va_end(ap);
+  // MPI_Error_string holds MPI_MAX_ERROR_STRING-1 characters of "name: text"
+  // (the messages put what matters first): a longer one is cut there, and
+  // logged whole.
+  const size_t room = MPI_MAX_ERROR_STRING - 1 - std::min<size_t>(strlen(name_) + 2, 64);
+  if (len > 0 && size_t(len) > room) {
+    std::string full(size_t(len) + 1, '\0');
+    vsnprintf(&full[0], full.size(), fmt, again);
+    full.resize(size_t(len));
+    CHORUS_WARN("%s: %s (MPI_Error_string has its first %zu characters)", name_, full.c_str(), room);
+    text[room] = '\0';
+  }
+  va_end(again);
   code_ = raiseError(comm_, cls, "%s: %s", name_, text);
   return code_;
 }
