@@ -109,7 +109,7 @@ Status hostExecute(HostChannel &ch, const CollRequest &req) {
     s = ch.netOps->flush(ch.net, ch.timeoutNs, ch.errorText, sizeof ch.errorText);
     if (s != Status::Ok) ch.error = s;
   }
-  if (s != Status::Ok && ch.net) ch.netOps->abort(ch.net, ch.seq, ch.errorText);
+  if (s != Status::Ok && ch.net) ch.netOps->abort(ch.net, ch.seq, s, ch.errorText);
   return s;
 }
 

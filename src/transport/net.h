@@ -35,11 +35,13 @@ struct NetOps {
   // Wait until everything posted has left this process, so that no peer
   // waits for a message stuck here after the collective returns.
   Status (*flush)(void *net, int64_t timeoutNs, char *text, size_t len);
-  // Collective `seq` failed on this rank (`text` says why): tell every peer
-  // on another node, so that ranks waiting for this one, or for ranks that
-  // wait for it, stop within a round trip instead of CHORUS_TIMEOUT.  Peers
-  // on this node see it in this rank's RankStatus.  Bounded, best effort.
-  void (*abort)(void *net, uint64_t seq, const char *text);
+  // Collective `seq` failed on this rank with `why` (`text` says more):
+  // tell every peer on another node, so that ranks waiting for this one, or
+  // for ranks that wait for it, stop within a round trip instead of
+  // CHORUS_TIMEOUT, with the same error class (a mismatch stays a mismatch
+  // on every rank).  Peers on this node see it in this rank's RankStatus.
+  // Bounded, best effort.
+  void (*abort)(void *net, uint64_t seq, Status why, const char *text);
 };
 
 }  // namespace chorus

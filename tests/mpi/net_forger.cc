@@ -7,16 +7,19 @@
 // format (ucx_wire.h) that lack the communicator's token: data with a
 // plausible header, data claiming 4096 inline lines (which once made a
 // receiver copy past its slot), a short header, a credit, a credit
-// request, and a data message with token 0.  Exits 0 once UCX says every
-// one has left this process, 2 on any UCX failure, 3 after 20 s.
+// request, and a data message with token 0.  Once UCX says every one has
+// left this process it creates ADDRESS_FILE.sent, disconnects and exits 0;
+// 2 on any UCX failure, 3 after 20 s.
 // Prints the number sent.
 #include <time.h>
+#include <unistd.h>
 #include <ucp/api/ucp.h>
 
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <string>
 #include <vector>
 
 #include "transport/ucx/ucx_wire.h"
@@ -102,6 +105,9 @@ int main(int argc, char **argv) {
   if (!wait(worker, ucp_ep_flush_nbx(ep, &param), deadline)) return now() < deadline ? 2 : 3;
   printf("%d\n", sent);
   fflush(stdout);
+  const std::string file(argv[1]);
+  if (FILE *f = fopen((file + ".sent").c_str(), "w")) fclose(f);
+  else return 2;
   param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
   param.flags = UCP_EP_CLOSE_FLAG_FORCE;
   wait(worker, ucp_ep_close_nbx(ep, &param), now() + 5);

@@ -217,7 +217,7 @@ Status ucxProgress(void *net, int peer, char *text, size_t len) {
   if (peer < 0) return Status::Ok;
   if (st.abortFrom >= 0) {
     if (text) snprintf(text, len, "%s", st.abortText);
-    return Status::PeerFailed;
+    return st.abortStatus;
   }
   // Any failed connection fails a wait, not only one to the awaited peer:
   // no rank closes its connections before every rank is done with the
@@ -238,7 +238,7 @@ Status ucxProgress(void *net, int peer, char *text, size_t len) {
 // Not when the failure came from such a message: its sender told everyone.
 // The messages are small; a bounded wait lets them leave before the caller
 // goes away from Chorus for long.
-void ucxAbort(void *net, uint64_t seq, const char *text) {
+void ucxAbort(void *net, uint64_t seq, Status why, const char *text) {
   auto &st = *static_cast<UcxState *>(net);
   if (st.abortSent || st.abortFrom >= 0) return;
   st.abortSent = true;
@@ -247,7 +247,8 @@ void ucxAbort(void *net, uint64_t seq, const char *text) {
   const size_t bytes = strlen(st.abortOut);
   for (int p = 0; p < st.ctx->nranks; ++p)
     if (st.eps[size_t(p)] && st.failed[size_t(p)] == UCS_OK)
-      ucxSend(st, p, kAmAbort, NetHeader{st.token, int32_t(st.ctx->rank), 0, seq, 0, 0, 0}, st.abortOut, bytes);
+      ucxSend(st, p, kAmAbort, NetHeader{st.token, int32_t(st.ctx->rank), 0, seq, uint64_t(why), 0, 0}, st.abortOut,
+              bytes);
   const int64_t until = nowNs() + kAbortSendNs;
   while (!st.pending.empty() && nowNs() < until) ucxProgress(&st, -1, nullptr, 0);
 }
@@ -277,8 +278,8 @@ Status waitRequest(UcxState &st, ucs_status_ptr_t req, int64_t timeoutNs, const 
   return Status::Ok;
 }
 
-Status ucxFlush(void *net, int64_t timeoutNs, char *text, size_t len) {
-  auto &st = *static_cast<UcxState *>(net);
+Status flushSends(UcxState &st, int64_t timeoutNs, char *text, size_t len) {
+  void *net = &st;
   ucxReleaseHeld(st);
   if (!st.sentSinceFlush) return Status::Ok;
   st.sentSinceFlush = false;
@@ -298,6 +299,25 @@ Status ucxFlush(void *net, int64_t timeoutNs, char *text, size_t len) {
   for (ucs_status_t f : st.failed)
     if (f != UCS_OK) return s == Status::Timeout ? s : Status::Ok;
   return s;
+}
+
+// The end of a collective (and of a communicator): what was posted leaves.
+// What arrived during the collective fails it too, even where no wait had
+// to look (every message was there at its first poll): a broken contract,
+// or a peer on another node that failed.
+Status ucxFlush(void *net, int64_t timeoutNs, char *text, size_t len) {
+  auto &st = *static_cast<UcxState *>(net);
+  const Status s = flushSends(st, timeoutNs, text, len);
+  if (s != Status::Ok) return s;
+  if (st.violation != Status::Ok) {
+    snprintf(text, len, "%s", st.violationText);
+    return st.violation;
+  }
+  if (st.abortFrom >= 0) {
+    snprintf(text, len, "%s", st.abortText);
+    return st.abortStatus;
+  }
+  return Status::Ok;
 }
 
 // ---- the transport's operations -----------------------------------------------

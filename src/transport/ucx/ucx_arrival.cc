@@ -145,6 +145,10 @@ ucs_status_t ucxOnAbort(void *arg, const void *header, size_t headerLength, void
       if (why[i] < ' ' || why[i] > '~') why[i] = '?';
   }
   st.abortFrom = h.src;
+  // Its class, where it is one a failure can have (a peer's death otherwise).
+  if (h.credit > uint64_t(Status::Ok) && h.credit <= uint64_t(Status::Mismatch) &&
+      Status(h.credit) != Status::Aborted && Status(h.credit) != Status::InvalidArgument)
+    st.abortStatus = Status(h.credit);
   snprintf(st.abortText, sizeof st.abortText, "rank %d (on another node) failed in collective #%llu: %s", h.src,
            (unsigned long long)h.value, why[0] ? why : "no reason given");
   CHORUS_INFO(kSubsysNet, "rank %d: %s", st.ctx->rank, st.abortText);

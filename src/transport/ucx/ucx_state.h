@@ -61,6 +61,7 @@ struct UcxState {
   // The first abort message from a peer on another node (kAmAbort): every
   // wait on the communicator fails with it from then on.
   int abortFrom = -1;
+  Status abortStatus = Status::PeerFailed;  // the sender's error class
   char abortText[kAbortTextMax + 96] = "";
   bool abortSent = false;         // this rank told its peers of its own failure
   char abortOut[kAbortTextMax + 1] = "";  // what it told them

@@ -8,8 +8,9 @@
 
 namespace chorus {
 
-// kAmAbort: the sender failed in collective `value` of the communicator;
-// its payload is the error's text (at most kAbortTextMax bytes).
+// kAmAbort: the sender failed in collective `value` of the communicator
+// with the Status in `credit`; its payload is the error's text (at most
+// kAbortTextMax bytes).
 enum : unsigned { kAmData = 11, kAmCredit = 12, kAmCreditWanted = 13, kAmAbort = 14 };
 constexpr unsigned kAbortTextMax = 240;
 
