@@ -9,7 +9,6 @@
 #include "transport/fault.h"
 #include "core/log.h"
 #include "core/trace.h"
-#include "transport/transport.h"
 
 namespace chorus {
 
@@ -107,19 +106,13 @@ inline bool postedOtherwise(const AwaitedMessage *a) {
 // rather than after CHORUS_TIMEOUT.  Peers on other nodes say so with an
 // abort message (NetOps::abort).
 Status peerFailedInCall(HostChannel &ch, int peer) {
-  if (!ch.peerStatus) return Status::Ok;
-  for (int p = 0; p < ch.nranks; ++p) {
-    const RankStatus *st = ch.peerStatus[p];
-    if (p == ch.rank || !st || __atomic_load_n(&st->state, __ATOMIC_ACQUIRE) != uint64_t(TraceState::Failed) ||
-        __atomic_load_n(&st->seq, __ATOMIC_ACQUIRE) != ch.seq)
-      continue;
-    snprintf(ch.errorText, sizeof ch.errorText,
-             "%s #%llu (%s algorithm): rank %d failed in it; rank %d stopped waiting for rank %d", collName(ch.coll),
-             (unsigned long long)ch.seq, algoName(ch.algo), p, ch.rank, peer);
-    CHORUS_WARN("%s", ch.errorText);
-    return Status::PeerFailed;
-  }
-  return Status::Ok;
+  const int failed = peerFailedIn(ch.peerStatus, ch.nranks, ch.rank, ch.seq);
+  if (failed < 0) return Status::Ok;
+  snprintf(ch.errorText, sizeof ch.errorText,
+           "%s #%llu (%s algorithm): rank %d failed in it; rank %d stopped waiting for rank %d", collName(ch.coll),
+           (unsigned long long)ch.seq, algoName(ch.algo), failed, ch.rank, peer);
+  CHORUS_WARN("%s", ch.errorText);
+  return Status::PeerFailed;
 }
 
 const char *const kCheckHint = "; the ranks' calls differ (CHORUS_CHECK=1 compares them)";

@@ -25,6 +25,16 @@ bool processDead(int32_t pid) {
   return close && close[1] == ' ' && close[2] == 'Z';
 }
 
+int peerFailedIn(const RankStatus *const *status, int nranks, int self, uint64_t seq) {
+  for (int p = 0; status && p < nranks; ++p) {
+    const RankStatus *st = status[p];
+    if (p != self && st && __atomic_load_n(&st->state, __ATOMIC_ACQUIRE) == uint64_t(TraceState::Failed) &&
+        __atomic_load_n(&st->seq, __ATOMIC_ACQUIRE) == seq)
+      return p;
+  }
+  return -1;
+}
+
 void describeCause(const PeerLinks &ctx, uint64_t seq, char *out, size_t size) {
   std::string causes;
   char one[128];
@@ -52,13 +62,12 @@ void describeCause(const PeerLinks &ctx, uint64_t seq, char *out, size_t size) {
   }
   // Nobody died or lagged behind: a peer that failed in this very call
   // (e.g. a message to it arrived corrupted) is why the others wait for it.
-  for (int p = 0; causes.empty() && p < ctx.nranks; ++p) {
-    const RankStatus *st = p != ctx.rank && size_t(p) < ctx.peerStatus.size() ? ctx.peerStatus[size_t(p)] : nullptr;
-    if (!st || __atomic_load_n(&st->state, __ATOMIC_ACQUIRE) != uint64_t(TraceState::Failed) ||
-        __atomic_load_n(&st->seq, __ATOMIC_ACQUIRE) != seq)
-      continue;
-    snprintf(one, sizeof one, "rank %d failed in it", p);
-    causes = one;
+  if (causes.empty() && ctx.peerStatus.size() == size_t(ctx.nranks)) {
+    const int failed = peerFailedIn(ctx.peerStatus.data(), ctx.nranks, ctx.rank, seq);
+    if (failed >= 0) {
+      snprintf(one, sizeof one, "rank %d failed in it", failed);
+      causes = one;
+    }
   }
   if (causes.empty()) {
     if (size > 0) out[0] = '\0';

@@ -11,8 +11,14 @@ namespace chorus {
 
 struct PeerLinks;
 
+struct RankStatus;
+
 // A process that is gone, or a zombie its parent has not reaped yet.
 bool processDead(int32_t pid);
+
+// The first peer on this node (status[p] non-null, p != self) whose
+// RankStatus says it failed in collective `seq`; -1 when none did.
+int peerFailedIn(const RankStatus *const *status, int nranks, int self, uint64_t seq);
 
 // "#11: rank 2 never entered it (its last was #10); " for collective `seq`
 // of `ctx`; failing that, a peer that failed in this same call ("#11: rank
