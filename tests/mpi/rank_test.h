@@ -22,6 +22,13 @@ inline std::string errorText(int rc) {
   return std::string(msg, size_t(len));
 }
 
+// The text of an error's class ("arrived corrupted", "mismatch"...).
+inline std::string errorClassText(int rc) {
+  int cls = 0;
+  MPI_Error_class(rc, &cls);
+  return errorText(cls);
+}
+
 inline bool contains(const std::string &text, const std::string &part) { return text.find(part) != std::string::npos; }
 
 // MPI_Init, then this rank and the world's size.

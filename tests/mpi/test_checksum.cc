@@ -26,12 +26,6 @@
 
 namespace {
 
-std::string className(int rc) {
-  int cls = 0;
-  MPI_Error_class(rc, &cls);
-  return errorText(cls);
-}
-
 int rank = 0, size = 1;
 std::string failure;
 
@@ -82,7 +76,7 @@ void corruptedBcast(int n, const char *kind) {
   printf("rank %d: %s: %s\n", rank, what.c_str(), rc == MPI_SUCCESS ? "success" : text.c_str());
   if (rank == 1) {
     if (rc == MPI_SUCCESS) fail(what + ": rank 1 returned success");
-    else if (!contains(className(rc), "arrived corrupted")) fail(what + ": wrong error class: " + className(rc));
+    else if (!contains(errorClassText(rc), "arrived corrupted")) fail(what + ": wrong error class: " + errorClassText(rc));
     else if (!contains(text, "link rank 0 -> rank 1") || !contains(text, "message ") ||
              !(contains(text, kind) || contains(text, "publish ring")))
       fail(what + ": the error does not name the link, message and kind: " + text);

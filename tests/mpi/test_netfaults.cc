@@ -44,12 +44,6 @@ void fail(const std::string &why) {
   if (failure.empty()) failure = why;
 }
 
-std::string className(int rc) {
-  int cls = 0;
-  MPI_Error_class(rc, &cls);
-  return errorText(cls);
-}
-
 chorus::Context *contextOf(MPI_Comm c) {
   chorus::Context *ctx = chorus::contextFind(c);
   if (!ctx) fail("no Chorus context on the communicator");
@@ -110,7 +104,7 @@ void brokenContract(unsigned fault, const char *name, const char *named) {
       namedHere |= int(names);
       // Other ranks may fail otherwise (waiting for the receiver that gave
       // up), but a corrupted arrival is only ever the faulty message's.
-      if (contains(className(rc), "arrived corrupted") && !names)
+      if (contains(errorClassText(rc), "arrived corrupted") && !names)
         fail(std::string(name) + ": the error does not name the fault and rank 0: " + text);
     }
     int failedHere = rc != MPI_SUCCESS;
