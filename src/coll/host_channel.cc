@@ -70,7 +70,7 @@ inline void askForCredit(HostChannel &ch, const uint64_t *counter, uint64_t targ
 // Run the network transport once (FIFOs to other nodes are filled by it).
 inline Status progressNet(HostChannel &ch, int peer) {
   if (!ch.net) return Status::Ok;
-  const Status s = ch.netOps->progress(ch.net, peer, ch.errorText, sizeof ch.errorText);
+  const Status s = ch.netOps->progress(ch.net, peer, ch.seq, ch.errorText, sizeof ch.errorText);
   if (s != Status::Ok) CHORUS_WARN("%s (in %s, %s algorithm)", ch.errorText, collName(ch.coll), algoName(ch.algo));
   return s;
 }

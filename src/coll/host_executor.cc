@@ -106,7 +106,7 @@ Status hostExecute(HostChannel &ch, const CollRequest &req) {
   // Messages to other nodes must leave before we return: the caller may
   // not call Chorus again for a long time, and nothing else progresses them.
   if (s == Status::Ok && ch.net) {
-    s = ch.netOps->flush(ch.net, ch.timeoutNs, ch.errorText, sizeof ch.errorText);
+    s = ch.netOps->flush(ch.net, ch.seq, ch.timeoutNs, ch.errorText, sizeof ch.errorText);
     if (s != Status::Ok) ch.error = s;
   }
   if (s != Status::Ok && ch.net) ch.netOps->abort(ch.net, ch.seq, s, ch.errorText);

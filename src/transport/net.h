@@ -31,10 +31,12 @@ struct NetOps {
   // failed or left.  A peer leaving is no error by itself: its connections
   // close only once every rank is done with the communicator (ucx.cc,
   // ucxBeginFree), and a peer may still send it credits it no longer needs.
-  Status (*progress)(void *net, int peer, char *text, size_t len);
+  // `seq` is the running collective's number: a peer's failure in a later
+  // one (it ran ahead) does not fail this one.
+  Status (*progress)(void *net, int peer, uint64_t seq, char *text, size_t len);
   // Wait until everything posted has left this process, so that no peer
-  // waits for a message stuck here after the collective returns.
-  Status (*flush)(void *net, int64_t timeoutNs, char *text, size_t len);
+  // waits for a message stuck here after collective `seq` returns.
+  Status (*flush)(void *net, uint64_t seq, int64_t timeoutNs, char *text, size_t len);
   // Collective `seq` failed on this rank with `why` (`text` says more):
   // tell every peer on another node, so that ranks waiting for this one, or
   // for ranks that wait for it, stop within a round trip instead of

@@ -178,7 +178,7 @@ void ucxPostCreditRequest(void *net, const FifoEnd &e, uint64_t need) {
   ucxSend(st, e.peer, kAmCreditWanted, NetHeader{st.token, int32_t(st.ctx->rank), 0, need, 0, 0, 0}, nullptr, 0);
 }
 
-Status ucxProgress(void *net, int peer, char *text, size_t len) {
+Status ucxProgress(void *net, int peer, uint64_t seq, char *text, size_t len) {
   auto &st = *static_cast<UcxState *>(net);
   // Bounded: a poll of any counter (shared-memory ones too) comes here, and
   // a worker that always has more (a stream of arrivals) must not keep the
@@ -215,7 +215,7 @@ Status ucxProgress(void *net, int peer, char *text, size_t len) {
     return st.violation;
   }
   if (peer < 0) return Status::Ok;
-  if (st.abortFrom >= 0) {
+  if (st.abortFrom >= 0 && st.abortSeq <= seq) {
     if (text) snprintf(text, len, "%s", st.abortText);
     return st.abortStatus;
   }
@@ -250,7 +250,7 @@ void ucxAbort(void *net, uint64_t seq, Status why, const char *text) {
       ucxSend(st, p, kAmAbort, NetHeader{st.token, int32_t(st.ctx->rank), 0, seq, uint64_t(why), 0, 0}, st.abortOut,
               bytes);
   const int64_t until = nowNs() + kAbortSendNs;
-  while (!st.pending.empty() && nowNs() < until) ucxProgress(&st, -1, nullptr, 0);
+  while (!st.pending.empty() && nowNs() < until) ucxProgress(&st, -1, 0, nullptr, 0);
 }
 
 Status waitRequest(UcxState &st, ucs_status_ptr_t req, int64_t timeoutNs, const char *what, char *text, size_t len) {
@@ -285,7 +285,7 @@ Status flushSends(UcxState &st, int64_t timeoutNs, char *text, size_t len) {
   st.sentSinceFlush = false;
   const int64_t start = nowNs();
   while (!st.pending.empty()) {
-    ucxProgress(net, -1, text, len);
+    ucxProgress(net, -1, 0, text, len);
     if (timeoutNs > 0 && nowNs() - start > timeoutNs) {
       snprintf(text, len, "rank %d: %zu UCX sends did not complete within CHORUS_TIMEOUT", st.ctx->rank,
                st.pending.size());
@@ -305,7 +305,7 @@ Status flushSends(UcxState &st, int64_t timeoutNs, char *text, size_t len) {
 // What arrived during the collective fails it too, even where no wait had
 // to look (every message was there at its first poll): a broken contract,
 // or a peer on another node that failed.
-Status ucxFlush(void *net, int64_t timeoutNs, char *text, size_t len) {
+Status ucxFlush(void *net, uint64_t seq, int64_t timeoutNs, char *text, size_t len) {
   auto &st = *static_cast<UcxState *>(net);
   const Status s = flushSends(st, timeoutNs, text, len);
   if (s != Status::Ok) return s;
@@ -313,7 +313,7 @@ Status ucxFlush(void *net, int64_t timeoutNs, char *text, size_t len) {
     snprintf(text, len, "%s", st.violationText);
     return st.violation;
   }
-  if (st.abortFrom >= 0) {
+  if (st.abortFrom >= 0 && st.abortSeq <= seq) {
     snprintf(text, len, "%s", st.abortText);
     return st.abortStatus;
   }
@@ -556,7 +556,7 @@ void waitForClosingBarrier(UcxState &st, int64_t timeoutNs) {
   const int64_t start = nowNs();
   int done = st.closing == MPI_REQUEST_NULL;
   while (!done) {
-    ucxProgress(&st, -1, nullptr, 0);
+    ucxProgress(&st, -1, 0, nullptr, 0);
     if (MPI_Test(&st.closing, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) break;
     if (done) break;
     // Peers that saw the barrier complete close their connections while we
@@ -582,7 +582,7 @@ Status ucxFree(PeerLinks &ctx) {
     waitForClosingBarrier(*st, 10ll * 1000000000);
     // Whatever was posted leaves first, within a bounded time: a dead peer
     // must not hang the teardown.
-    ucxFlush(st, 10ll * 1000000000, text, sizeof text);
+    ucxFlush(st, 0, 10ll * 1000000000, text, sizeof text);
     for (const UcxState::Pending &p : st->pending) {
       ucp_request_cancel(st->worker, p.request);
       ucp_request_free(p.request);

@@ -145,6 +145,7 @@ ucs_status_t ucxOnAbort(void *arg, const void *header, size_t headerLength, void
       if (why[i] < ' ' || why[i] > '~') why[i] = '?';
   }
   st.abortFrom = h.src;
+  st.abortSeq = h.value;
   // Its class, where it is one a failure can have (a peer's death otherwise).
   if (h.credit > uint64_t(Status::Ok) && h.credit <= uint64_t(Status::Mismatch) &&
       Status(h.credit) != Status::Aborted && Status(h.credit) != Status::InvalidArgument)

@@ -61,6 +61,7 @@ struct UcxState {
   // The first abort message from a peer on another node (kAmAbort): every
   // wait on the communicator fails with it from then on.
   int abortFrom = -1;
+  uint64_t abortSeq = 0;          // the collective it failed in: ours from that one on fail too
   Status abortStatus = Status::PeerFailed;  // the sender's error class
   char abortText[kAbortTextMax + 96] = "";
   bool abortSent = false;         // this rank told its peers of its own failure
