@@ -102,14 +102,17 @@ size_t receivedBytes(const CollRequest &req, int rank, int nranks) {
 
 Status hostExecute(HostChannel &ch, const CollRequest &req) {
   if (ch.error != Status::Ok) return Status::Aborted;
+  if (ch.net) ch.netOps->enter(ch.net);
   Status s = req.gaps ? runGapped(ch, req) : runDense(ch, req);
   // Messages to other nodes must leave before we return: the caller may
-  // not call Chorus again for a long time, and nothing else progresses them.
+  // not call Chorus again for a long time (ucx's progress thread answers
+  // peers meanwhile, but a send half handed to UCX is ours to finish).
   if (s == Status::Ok && ch.net) {
     s = ch.netOps->flush(ch.net, ch.seq, ch.timeoutNs, ch.errorText, sizeof ch.errorText);
     if (s != Status::Ok) ch.error = s;
   }
   if (s != Status::Ok && ch.net) ch.netOps->abort(ch.net, ch.seq, s, ch.errorText);
+  if (ch.net) ch.netOps->leave(ch.net);
   return s;
 }
 

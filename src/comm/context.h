@@ -126,8 +126,8 @@ Status libraryInit();
 // Known gaps: communicators set up by several threads at once may agree on
 // the same number (agreeCommId), which only names them in trace files and
 // CHORUS_STATS lines.  (The UCP context, transport/ucx, sets
-// mt_workers_shared under MPI_THREAD_MULTIPLE, where workers of one
-// context run in several threads at once.)
+// mt_workers_shared: its progress thread and the threads running
+// collectives run workers of one context at once.)
 bool threadMultiple();
 
 }  // namespace chorus

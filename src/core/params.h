@@ -103,6 +103,12 @@ enum class ParamScope { Local, Agreed };
     "collectives on device buffers to Chorus, all those on host buffers too, off sends "           \
     "everything to MPI. Calls Chorus does not support always go to MPI. Every rank must set it "   \
     "alike.")                                                                                      \
+  X(NetProto, Choice, Local, "CHORUS_NET_PROTO", "auto", "auto,am,put",                                  \
+    "How full FIFO slots travel to ranks on other nodes (UCX): put writes them straight into the " \
+    "receiver's registered slot (zero copy) and sends a header-only notice behind a fence; am "   \
+    "sends them as active messages (copied on both ends); auto puts slots of 16 KiB and more "    \
+    "where UCX has an RMA lane to the peer (an RDMA NIC) and sends active messages where it would " \
+    "emulate puts (tcp). Ranks may differ: each receiver takes both.")                            \
   X(Checksum, Integer, Local, "CHORUS_CHECKSUM", "0", "0..1",                                            \
     "1: every message through a host FIFO (shared memory, UCX, publish rings) carries a checksum " \
     "that its receiver verifies; a corrupted one fails the collective with an error naming the "  \

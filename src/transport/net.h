@@ -44,6 +44,11 @@ struct NetOps {
   // on every rank).  Peers on this node see it in this rank's RankStatus.
   // Bounded, best effort.
   void (*abort)(void *net, uint64_t seq, Status why, const char *text);
+  // A collective starts / ends on this communicator: between the two, the
+  // calling thread alone runs its network (ucx's progress thread serves it
+  // only while idle); every other hook is called between them.
+  void (*enter)(void *net);
+  void (*leave)(void *net);
 };
 
 }  // namespace chorus

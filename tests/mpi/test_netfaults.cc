@@ -25,6 +25,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -67,10 +69,16 @@ void reorderAndForge() {
   const chorus::UcxCounters k = chorus::ucxCounters(*ctx);
   chorus::ucxSetTestFaults(*ctx, 0);
   const uint64_t reordered = sumOverRanks(k.reordered), forged = sumOverRanks(k.forgedSent),
-                 dropped = sumOverRanks(k.forgedDropped);
-  if (rank == 0) printf("reorder + forge: %llu messages overtaken, %llu forged sent, %llu dropped\n",
-                        (unsigned long long)reordered, (unsigned long long)forged, (unsigned long long)dropped);
+                 dropped = sumOverRanks(k.forgedDropped), puts = sumOverRanks(k.puts);
+  if (rank == 0) printf("reorder + forge: %llu messages overtaken, %llu forged sent, %llu dropped, %llu full slots put\n",
+                        (unsigned long long)reordered, (unsigned long long)forged, (unsigned long long)dropped,
+                        (unsigned long long)puts);
   if (reordered == 0) fail("reorder: no message was overtaken: the fault did not happen");
+  // Under CHORUS_NET_PROTO=put the full slots of 5000 and 70001 ints went
+  // by put, their notices reordered and forged like any data message.
+  const char *proto = getenv("CHORUS_NET_PROTO");
+  if (proto && strcmp(proto, "put") == 0 && puts == 0) fail("put: CHORUS_NET_PROTO=put, but no full slot went by put");
+  if (proto && strcmp(proto, "am") == 0 && puts != 0) fail("am: CHORUS_NET_PROTO=am, but full slots went by put");
   if (forged == 0 || dropped == 0) fail("forge: no forged message was sent or dropped");
   if (dropped > forged) fail("forge: more messages were dropped than forged");
   MPIX_Comm_gpu_free(c);

@@ -10,17 +10,15 @@
 // runs the AM handlers below.  So nothing in the algorithms or primitives
 // knows the peer is remote.
 //
-// Why active messages rather than RMA puts: one AM carries a message with
-// its header, and its handler can check both before anything is stored (a
-// put lands before anyone looks); there is no memory registration or rkey
-// exchange; and UCX's tcp transport, which CI runs on, emulates RMA in
-// software anyway, so a put also needs the target to progress.  UCX
-// promises no order between active messages, so the receiver places each
-// message in the slot its number names and raises the tail only over a
-// contiguous run (ucx_arrival.cc), and checks every header against the
-// FIFO's window and the communicator's token before it copies a byte.
-// The cost is a copy on arrival; zero copy would use RMA (or rendezvous
-// AM) into registered slots.
+// Messages go as active messages: one carries a message with its header,
+// and its handler checks both before anything is stored.  UCX promises no
+// order between active messages, so the receiver places each message in
+// the slot its number names and raises the tail only over a contiguous run
+// (ucx_arrival.cc), and checks every header against the FIFO's window and
+// the communicator's token before it copies a byte.  Full slots of a
+// useful size go instead by zero-copy put into the receiver's registered
+// slot, followed behind a fence by a header-only notice checked the same
+// way (ucx_put.cc, CHORUS_NET_PROTO).
 //
 // One UCP context per process (reference counted), one worker per
 // communicator context (serialized: only the thread running that
@@ -91,14 +89,13 @@ Status acquireUcp(int localRank) {
   if (st == UCS_OK) {
     ucp_params_t params = {};
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
-    params.features = UCP_FEATURE_AM;
-    // Under MPI_THREAD_MULTIPLE threads run collectives on different
-    // communicators, so on different workers of this one context at once:
-    // the context must then lock what its workers share.  Below that level
-    // one thread at a time uses it, and it pays for no locks.
-    int level = MPI_THREAD_SINGLE;
-    MPI_Query_thread(&level);
-    params.mt_workers_shared = level == MPI_THREAD_MULTIPLE;
+    // RMA: full slots by put (ucx_put.cc); WAKEUP: the progress thread
+    // sleeps on the workers' event descriptors (ucx_progress.cc).
+    params.features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
+    // The progress thread serves idle communicators' workers while a
+    // collective runs on another's, so workers of this one context run at
+    // once: the context locks what they share.
+    params.mt_workers_shared = 1;
     st = ucp_init(&params, config, &g_ucp);
     ucp_config_release(config);
   }
@@ -164,8 +161,9 @@ void ucxPostMessage(void *net, const FifoEnd &e, uint64_t msg, size_t bytes, siz
   if (back.step >= back.creditWanted) back.creditWanted = ~uint64_t(0);
   const NetHeader h{st.token, int32_t(st.ctx->rank), uint32_t(lines), msg, back.step,
                     e.sums ? e.sums[msg % kInlineSlots] : 0, lines ? 0 : e.inlineSlot(msg)[0].flag};
-  if (lines) ucxSendData(st, e.peer, h, e.inlineSlot(msg), lines * kInlineLineBytes);
-  else ucxSendData(st, e.peer, h, e.slot(msg), bytes);
+  if (lines) ucxSendData(st, e.peer, kAmData, h, e.inlineSlot(msg), lines * kInlineLineBytes);
+  else if (ucxPutSlot(st, e, msg, bytes)) ucxSendData(st, e.peer, kAmPut, h, nullptr, 0);
+  else ucxSendData(st, e.peer, kAmData, h, e.slot(msg), bytes);
 }
 
 void ucxPostCredit(void *net, const FifoEnd &e) {
@@ -177,6 +175,8 @@ void ucxPostCreditRequest(void *net, const FifoEnd &e, uint64_t need) {
   auto &st = *static_cast<UcxState *>(net);
   ucxSend(st, e.peer, kAmCreditWanted, NetHeader{st.token, int32_t(st.ctx->rank), 0, need, 0, 0, 0}, nullptr, 0);
 }
+
+}  // namespace
 
 Status ucxProgress(void *net, int peer, uint64_t seq, char *text, size_t len) {
   auto &st = *static_cast<UcxState *>(net);
@@ -206,7 +206,7 @@ Status ucxProgress(void *net, int peer, uint64_t seq, char *text, size_t len) {
     // (A send that failed is one to a peer whose endpoint failed: the
     // endpoint handler has named it.)
     ucp_request_free(p.request);
-    st.freeHeaders.push_back(p.header);
+    if (p.header) st.freeHeaders.push_back(p.header);
   }
   st.pending.resize(kept);
   // A broken contract fails every wait on the communicator from then on.
@@ -232,6 +232,8 @@ Status ucxProgress(void *net, int peer, uint64_t seq, char *text, size_t len) {
              "early or is unreachable", st.ctx->rank, gone, ucs_status_string(st.failed[size_t(gone)]));
   return Status::PeerFailed;
 }
+
+namespace {
 
 // Tells every peer on another node that collective `seq` failed here
 // (NetOps::abort), once per communicator: a rank that failed stays failed.
@@ -330,6 +332,7 @@ Status ucxSetup(PeerLinks &ctx, PeerInfo &self) {
   CHORUS_CHECK(acquireUcp(ctx.nodeRank));
   auto *st = new UcxState;
   st->ctx = &ctx;
+  st->ucp = g_ucp;
   ctx.netState = st;
   // This rank's share of the communicator's token (ucxConnect combines them).
   if (getrandom(&self.netNonce, sizeof self.netNonce, 0) != ssize_t(sizeof self.netNonce)) {
@@ -364,6 +367,11 @@ Status ucxSetup(PeerLinks &ctx, PeerInfo &self) {
   if (s == UCS_OK) {
     hp.id = kAmCreditWanted;
     hp.cb = ucxOnCreditWanted;
+    s = ucp_worker_set_am_recv_handler(st->worker, &hp);
+  }
+  if (s == UCS_OK) {
+    hp.id = kAmPut;
+    hp.cb = ucxOnPut;
     s = ucp_worker_set_am_recv_handler(st->worker, &hp);
   }
   if (s == UCS_OK) {
@@ -408,6 +416,8 @@ Status ucxConnect(PeerLinks &ctx, const PeerInfo *all) {
   st.failed.assign(size_t(ctx.nranks), UCS_OK);
   st.arrivals.assign(size_t(ctx.nranks), NetArrivals{});
   st.held.assign(size_t(ctx.nranks), HeldMessage{});
+  st.sendCopy.assign(size_t(ctx.nranks), nullptr);
+  st.recvCopy.assign(size_t(ctx.nranks), nullptr);
   // Every rank draws a nonce; every rank mixes all of them alike, so all
   // hold the same token, which only the ranks of this communicator know.
   uint64_t token = 0x243f6a8885a308d3ull;
@@ -433,6 +443,7 @@ Status ucxConnect(PeerLinks &ctx, const PeerInfo *all) {
       return Status::SystemError;
     }
     memset(st.memory, 0, bytes);
+    st.memoryBytes = bytes;
   }
   for (size_t i = 0; i < remote.size(); ++i) {
     const int p = remote[i];
@@ -453,7 +464,10 @@ Status ucxConnect(PeerLinks &ctx, const PeerInfo *all) {
     ctx.sendTo[size_t(p)] = makeHostFifoEnd(ctx, sendCopy, out, p);
     ctx.recvFrom[size_t(p)] = makeHostFifoEnd(ctx, recvCopy, in, p);
     ctx.sendTo[size_t(p)].remote = ctx.recvFrom[size_t(p)].remote = 1;
+    st.sendCopy[size_t(p)] = sendCopy;
+    st.recvCopy[size_t(p)] = recvCopy;
   }
+  ucxRegisterFifos(st);
   CHORUS_INFO(kSubsysNet, "UCX endpoints to %zu ranks on other nodes, %zu bytes of FIFO copies", remote.size(), bytes);
   return Status::Ok;
 }
@@ -467,6 +481,9 @@ Status ucxConnect(PeerLinks &ctx, const PeerInfo *all) {
 // a non-blocking barrier says every rank is done with its own.
 Status ucxPostConnect(PeerLinks &ctx) {
   UcxState &st = *stateOf(ctx);
+  // First, before anything that can fail on one rank alone: every rank of
+  // the communicator is in this exchange.
+  CHORUS_CHECK(ucxExchangeRkeys(st));
   std::vector<std::pair<int, ucs_status_ptr_t>> flushes;
   for (int p = 0; p < ctx.nranks; ++p) {
     if (!st.eps[size_t(p)]) continue;
@@ -514,6 +531,7 @@ Status ucxPostConnect(PeerLinks &ctx) {
       return Status::Timeout;  // (a pending barrier is left to MPI: the context is being torn down)
     }
   }
+  if (result == Status::Ok) result = ucxProgressAttach(st);
   return result;
 }
 
@@ -577,6 +595,7 @@ Status ucxFree(PeerLinks &ctx) {
   UcxState *st = stateOf(ctx);
   if (!st) return Status::Ok;
   char text[256];
+  ucxProgressDetach(*st);  // from here this thread alone runs the worker
   if (st->worker) {
     ucxBeginFree(ctx);
     waitForClosingBarrier(*st, 10ll * 1000000000);
@@ -586,9 +605,10 @@ Status ucxFree(PeerLinks &ctx) {
     for (const UcxState::Pending &p : st->pending) {
       ucp_request_cancel(st->worker, p.request);
       ucp_request_free(p.request);
-      st->freeHeaders.push_back(p.header);
+      if (p.header) st->freeHeaders.push_back(p.header);
     }
     st->pending.clear();
+    ucxReleasePuts(*st);
     for (ucp_ep_h &ep : st->eps) {
       if (!ep) continue;
       ucp_request_param_t param = {};
@@ -599,6 +619,8 @@ Status ucxFree(PeerLinks &ctx) {
     }
     ucp_worker_destroy(st->worker);
   }
+  CHORUS_INFO(kSubsysNet, "rank %d sent %llu full slots by put (CHORUS_NET_PROTO)", ctx.rank,
+              (unsigned long long)st->counters.puts);
   if (st->counters.forgedDropped)
     CHORUS_WARN("rank %d dropped %llu UCX messages without this communicator's token over its life", ctx.rank,
                 (unsigned long long)st->counters.forgedDropped);
@@ -610,7 +632,15 @@ Status ucxFree(PeerLinks &ctx) {
   return Status::Ok;
 }
 
-const NetOps kUcxNetOps = {ucxPostMessage, ucxPostCredit, ucxPostCreditRequest, ucxProgress, ucxFlush, ucxAbort};
+void ucxEnter(void *net) { static_cast<UcxState *>(net)->busy.lock(); }
+void ucxLeave(void *net) {
+  auto &st = *static_cast<UcxState *>(net);
+  st.idleSince.store(nowNs(), std::memory_order_relaxed);
+  st.busy.unlock();
+}
+
+const NetOps kUcxNetOps = {ucxPostMessage, ucxPostCredit, ucxPostCreditRequest, ucxProgress, ucxFlush, ucxAbort,
+                           ucxEnter,       ucxLeave};
 
 }  // namespace
 

@@ -13,10 +13,12 @@ extern const TransportOps kUcxTransport;
 const NetOps &ucxNetOps();
 
 // What a communicator's ucx transport has seen, for tests and the teardown
-// warning: messages dropped for a wrong token, and the faults injected.
+// warning: messages dropped for a wrong token, the faults injected, and
+// how many full slots went by put.
 struct UcxCounters {
   uint64_t forgedDropped = 0;
   uint64_t reordered = 0, duplicated = 0, corrupted = 0, forgedSent = 0;
+  uint64_t puts = 0;  // full slots sent by put (CHORUS_NET_PROTO)
 };
 UcxCounters ucxCounters(const PeerLinks &links);
 

@@ -67,19 +67,11 @@ bool creditFits(UcxState &st, int src, uint64_t consumed) {
   return false;
 }
 
-}  // namespace
-
-ucs_status_t ucxOnData(void *arg, const void *header, size_t headerLength, void *data, size_t length,
-                       const ucp_am_recv_param_t *param) {
-  auto &st = *static_cast<UcxState *>(arg);
-  NetHeader h;
-  if (!acceptHeader(st, header, headerLength, &h)) return UCS_OK;
+// A data message from `h.src`, its payload `data` (`length` bytes) or, for
+// a put (kAmPut), already in its slot: checked, placed, and the tail raised
+// over what is now contiguous.
+void acceptData(UcxState &st, const NetHeader &h, const void *data, size_t length, bool put) {
   const int src = h.src;
-  if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
-    // Ours are sent eager; a rendezvous one is not of this protocol.
-    violate(st, "rank %d sent a rendezvous active message, which this transport never sends", src);
-    return UCS_OK;
-  }
   FifoEnd &e = st.ctx->recvFrom[size_t(src)];
   NetArrivals &a = st.arrivals[size_t(src)];
   const uint64_t m = h.value;
@@ -89,21 +81,24 @@ ucs_status_t ucxOnData(void *arg, const void *header, size_t headerLength, void 
   if (m < a.contiguous || (m - a.contiguous < 64 && (a.beyond >> (m - a.contiguous) & 1))) {
     violate(st, "message %llu from rank %d arrived twice (UCX duplicated it, or the sender sent it again)",
             (unsigned long long)m, src);
-    return UCS_OK;
+    return;
   }
   if (m >= e.step + depth || m - a.contiguous >= 64) {
     violate(st, "message %llu from rank %d is outside its FIFO's window (%llu consumed, %llu %s slots)",
             (unsigned long long)m, src, (unsigned long long)e.step, (unsigned long long)depth,
             h.lines ? "inline" : "full");
-    return UCS_OK;
+    return;
   }
-  if (h.lines ? (h.lines > unsigned(kInlineLines) || length != size_t(h.lines) * kInlineLineBytes)
-              : length > e.slotBytes) {
-    violate(st, "message %llu from rank %d does not fit: %zu bytes in %u inline lines, where a slot holds %zu bytes "
-            "and %d lines", (unsigned long long)m, src, length, h.lines, e.slotBytes, kInlineLines);
-    return UCS_OK;
+  // A put fills a full slot only, and its notice carries nothing.
+  if (put ? (h.lines != 0 || length != 0)
+          : h.lines ? (h.lines > unsigned(kInlineLines) || length != size_t(h.lines) * kInlineLineBytes)
+                    : length > e.slotBytes) {
+    violate(st, "message %llu from rank %d does not fit: %zu bytes in %u inline lines%s, where a slot holds %zu "
+            "bytes and %d lines", (unsigned long long)m, src, length, h.lines, put ? " with a put" : "",
+            e.slotBytes, kInlineLines);
+    return;
   }
-  if (!creditFits(st, src, h.credit)) return UCS_OK;
+  if (!creditFits(st, src, h.credit)) return;
   if (h.lines) memcpy(e.inlineSlot(m), data, length);
   else if (length) memcpy(e.slot(m), data, length);
   if (!h.lines) __atomic_store_n(&e.inlineSlot(m)[0].flag, h.first, __ATOMIC_RELAXED);
@@ -116,6 +111,36 @@ ucs_status_t ucxOnData(void *arg, const void *header, size_t headerLength, void 
   }
   if (a.contiguous != before) __atomic_store_n(&e.header->tail.value, a.contiguous, __ATOMIC_RELEASE);
   raiseHead(st.ctx->sendTo[size_t(src)].header, h.credit);
+}
+
+}  // namespace
+
+ucs_status_t ucxOnData(void *arg, const void *header, size_t headerLength, void *data, size_t length,
+                       const ucp_am_recv_param_t *param) {
+  auto &st = *static_cast<UcxState *>(arg);
+  NetHeader h;
+  if (!acceptHeader(st, header, headerLength, &h)) return UCS_OK;
+  if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
+    // Ours are sent eager; a rendezvous one is not of this protocol.
+    violate(st, "rank %d sent a rendezvous active message, which this transport never sends", h.src);
+    return UCS_OK;
+  }
+  acceptData(st, h, data, length, false);
+  return UCS_OK;
+}
+
+// The notice of a put: the sender fenced it behind the put, so UCX wrote
+// the slot before this handler runs (ucp_worker_fence's contract).  The
+// checks are those of any data message; only the copy is gone.  A put is
+// possible only with this communicator's rkey, which only its ranks hold
+// (exchanged over the user's MPI communicator).
+ucs_status_t ucxOnPut(void *arg, const void *header, size_t headerLength, void *data, size_t length,
+                      const ucp_am_recv_param_t *param) {
+  auto &st = *static_cast<UcxState *>(arg);
+  NetHeader h;
+  if (!acceptHeader(st, header, headerLength, &h)) return UCS_OK;
+  if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) length = ~size_t(0);  // a payload: does not fit
+  acceptData(st, h, data, length, true);
   return UCS_OK;
 }
 

@@ -47,14 +47,17 @@ unsigned ucxParseFaults(const char *text) {
 void ucxSetTestFaults(PeerLinks &links, unsigned faults) {
   auto *st = static_cast<UcxState *>(links.netState);
   if (!st) return;
+  std::lock_guard<std::mutex> lock(st->busy);  // the progress thread may be serving the worker
   st->faults = faults;
   st->faultCountdown = kOneShotAfter;
   if (!(faults & kNetFaultReorder)) ucxReleaseHeld(*st);
 }
 
 UcxCounters ucxCounters(const PeerLinks &links) {
-  const auto *st = static_cast<const UcxState *>(links.netState);
-  return st ? st->counters : UcxCounters{};
+  auto *st = static_cast<UcxState *>(links.netState);
+  if (!st) return UcxCounters{};
+  std::lock_guard<std::mutex> lock(st->busy);
+  return st->counters;
 }
 
 void ucxReleaseHeld(UcxState &st) {
@@ -62,18 +65,18 @@ void ucxReleaseHeld(UcxState &st) {
     HeldMessage &m = st.held[p];
     if (!m.held) continue;
     m.held = false;
-    ucxSend(st, int(p), kAmData, m.header, m.data, m.bytes);
+    ucxSend(st, int(p), m.id, m.header, m.data, m.bytes);
   }
 }
 
-void ucxSendData(UcxState &st, int peer, const NetHeader &h, const void *data, size_t bytes) {
-  if (__builtin_expect(st.faults == 0, 1)) return ucxSend(st, peer, kAmData, h, data, bytes);
+void ucxSendData(UcxState &st, int peer, unsigned id, const NetHeader &h, const void *data, size_t bytes) {
+  if (__builtin_expect(st.faults == 0, 1)) return ucxSend(st, peer, id, h, data, bytes);
   if (st.faults & kNetFaultForge) {
     if (++st.forgeTick % kForgeEvery == 0) {
       NetHeader forged = h;
       forged.token ^= 0x5eed;
       ++st.counters.forgedSent;
-      ucxSend(st, peer, kAmData, forged, data, bytes);
+      ucxSend(st, peer, id, forged, data, bytes);
     }
   }
   if ((st.faults & kOneShot) && st.faultCountdown > 0 && --st.faultCountdown == 0) {
@@ -81,31 +84,31 @@ void ucxSendData(UcxState &st, int peer, const NetHeader &h, const void *data, s
     st.faults &= ~kOneShot;
     if (fault & kNetFaultDuplicate) {
       ++st.counters.duplicated;
-      ucxSend(st, peer, kAmData, h, data, bytes);
-      ucxSend(st, peer, kAmData, h, data, bytes);
+      ucxSend(st, peer, id, h, data, bytes);
+      ucxSend(st, peer, id, h, data, bytes);
     } else {
       ++st.counters.corrupted;
       NetHeader bad = h;
       if (fault & kNetFaultCorruptHeader) bad.lines = 4096;
       else bad.value += 1000;
-      ucxSend(st, peer, kAmData, bad, data, bytes);
+      ucxSend(st, peer, id, bad, data, bytes);
     }
     return;
   }
   if (st.faults & kNetFaultReorder) {
     HeldMessage &m = st.held[size_t(peer)];
     if (!m.held) {
-      m = HeldMessage{true, h, data, bytes};
+      m = HeldMessage{true, id, h, data, bytes};
       return;
     }
     // The later message overtakes the held one.
-    ucxSend(st, peer, kAmData, h, data, bytes);
+    ucxSend(st, peer, id, h, data, bytes);
     m.held = false;
     ++st.counters.reordered;
-    ucxSend(st, peer, kAmData, m.header, m.data, m.bytes);
+    ucxSend(st, peer, m.id, m.header, m.data, m.bytes);
     return;
   }
-  ucxSend(st, peer, kAmData, h, data, bytes);
+  ucxSend(st, peer, id, h, data, bytes);
 }
 
 }  // namespace chorus

@@ -10,8 +10,10 @@ namespace chorus {
 
 // kAmAbort: the sender failed in collective `value` of the communicator
 // with the Status in `credit`; its payload is the error's text (at most
-// kAbortTextMax bytes).
-enum : unsigned { kAmData = 11, kAmCredit = 12, kAmCreditWanted = 13, kAmAbort = 14 };
+// kAbortTextMax bytes).  kAmPut: a data message whose full slot the
+// sender already put into the receiver's slot (CHORUS_NET_PROTO, ucx_put.cc);
+// header only, sent behind a fence, so the slot's bytes are there first.
+enum : unsigned { kAmData = 11, kAmCredit = 12, kAmCreditWanted = 13, kAmAbort = 14, kAmPut = 15 };
 constexpr unsigned kAbortTextMax = 240;
 
 // Header of every active message.  For data, `value` is the message's
