@@ -26,7 +26,7 @@
 // Under `auto`, puts go only where UCX has a native RMA lane to the peer
 // (an RDMA NIC): over tcp with the peer failure detection Chorus asks for
 // (UCP_ERR_HANDLING_MODE_PEER), UCX 1.13 emulates a put with 8 KiB active
-// messages and a completion message each, which measured 1.4-3x slower
+// messages and a completion message each, which measured 3-4x slower
 // than plain active messages from 64 KiB to 4 MiB (perf/RESULTS.md); and
 // small full slots still go as active messages: a put and its notice are
 // two operations where one eager message suffices.  `put` puts every full
