@@ -21,9 +21,10 @@
 // way (ucx_put.cc, CHORUS_NET_PROTO).
 //
 // One UCP context per process (reference counted), one worker per
-// communicator context (serialized: only the thread running that
-// communicator's collective progresses it), one endpoint per remote peer,
-// made from the worker addresses exchanged in the bootstrap allgather.
+// communicator context (serialized: the thread running that communicator's
+// collective progresses it, and between collectives the progress thread,
+// ucx_progress.cc, under the communicator's lock), one endpoint per remote
+// peer, made from the worker addresses exchanged in the bootstrap allgather.
 #include "transport/ucx/ucx.h"
 
 #include <sched.h>
