@@ -62,7 +62,7 @@ constexpr int64_t kCreditAskAfterNs = 50000;
 inline void askForCredit(HostChannel &ch, const uint64_t *counter, uint64_t target, int peer) {
   if (peer < 0 || peer >= ch.nranks) return;
   FifoEnd &e = ch.sendTo[peer];
-  if (!e.remote || counter != &e.header->head.value || e.creditAsked >= target) return;
+  if (!e.remote || !e.header || counter != &e.header->head.value || e.creditAsked >= target) return;
   e.creditAsked = target;
   ch.netOps->postCreditRequest(ch.net, e, target);
 }

@@ -104,9 +104,9 @@ Status hostExecute(HostChannel &ch, const CollRequest &req) {
   if (ch.error != Status::Ok) return Status::Aborted;
   if (ch.net) ch.netOps->enter(ch.net);
   Status s = req.gaps ? runGapped(ch, req) : runDense(ch, req);
-  // Messages to other nodes must leave before we return: the caller may
-  // not call Chorus again for a long time (ucx's progress thread answers
-  // peers meanwhile, but a send half handed to UCX is ours to finish).
+  // Messages to other nodes must be in the transport's hands before we
+  // return: the caller may not call Chorus again for a long time (ucx's
+  // progress thread then finishes what the network still owes).
   if (s == Status::Ok && ch.net) {
     s = ch.netOps->flush(ch.net, ch.seq, ch.timeoutNs, ch.errorText, sizeof ch.errorText);
     if (s != Status::Ok) ch.error = s;

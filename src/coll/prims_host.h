@@ -39,8 +39,8 @@ class HostPrims {
     nsend_ = nsend;
     // Peers are group indices while a hierarchical phase runs (ch_.group).
     const int *g = ch_.group;
-    for (int i = 0; i < nrecv; ++i) recv_[i] = &ch_.recvFrom[g ? g[recvPeers[i]] : recvPeers[i]];
-    for (int i = 0; i < nsend; ++i) send_[i] = &ch_.sendTo[g ? g[sendPeers[i]] : sendPeers[i]];
+    for (int i = 0; i < nrecv; ++i) recv_[i] = linked(ch_.recvFrom[g ? g[recvPeers[i]] : recvPeers[i]]);
+    for (int i = 0; i < nsend; ++i) send_[i] = linked(ch_.sendTo[g ? g[sendPeers[i]] : sendPeers[i]]);
     srcPosition_ = srcPosition;
   }
   void connect1(int recvPeer, int sendPeer) {
@@ -140,6 +140,19 @@ class HostPrims {
   }
 
  private:
+  // A link to another node is made on its first use (NetOps::link): until
+  // then its end has no memory.  Should that fail, the channel fails and
+  // every primitive is a no-op.
+  FifoEnd *linked(FifoEnd &e) {
+    if (e.remote && !e.header && ok()) {
+      const Status s = ch_.netOps->link(ch_.net, e.peer, ch_.errorText, sizeof ch_.errorText);
+      if (s != Status::Ok) {
+        CHORUS_WARN("%s", ch_.errorText);
+        ch_.error = s;
+      }
+    }
+    return &e;
+  }
   enum : unsigned { kRecv = 1, kSend = 2, kSrc = 4, kDst = 8, kFinal = 16 };
 
   // The two verbs of most small collectives, an inline message sent as it

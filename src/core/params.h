@@ -109,6 +109,11 @@ enum class ParamScope { Local, Agreed };
     "sends them as active messages (copied on both ends); auto puts slots of 16 KiB and more "    \
     "where UCX has an RMA lane to the peer (an RDMA NIC) and sends active messages where it would " \
     "emulate puts (tcp). Ranks may differ: each receiver takes both.")                            \
+  X(NetConnect, Choice, Local, "CHORUS_NET_CONNECT", "lazy", "lazy,eager",                               \
+    "When a rank links the ranks on other nodes (UCX endpoint, FIFO copies, registration): lazy "   \
+    "on first use, so memory grows with the peers its algorithms touch (a ring two, a tree "       \
+    "three, an alltoall all); eager all of them when the communicator is set up, so that no "       \
+    "collective pays a connection. Ranks may differ.")                                             \
   X(Checksum, Integer, Local, "CHORUS_CHECKSUM", "0", "0..1",                                            \
     "1: every message through a host FIFO (shared memory, UCX, publish rings) carries a checksum " \
     "that its receiver verifies; a corrupted one fails the collective with an error naming the "  \

@@ -34,8 +34,10 @@ struct NetOps {
   // `seq` is the running collective's number: a peer's failure in a later
   // one (it ran ahead) does not fail this one.
   Status (*progress)(void *net, int peer, uint64_t seq, char *text, size_t len);
-  // Wait until everything posted has left this process, so that no peer
-  // waits for a message stuck here after collective `seq` returns.
+  // Wait until the transport has taken everything posted, so that no peer
+  // waits for a message stuck here after collective `seq` returns (ucx:
+  // its requests complete; what the network still owes, its progress
+  // thread finishes, or this waits for it where there is no such thread).
   Status (*flush)(void *net, uint64_t seq, int64_t timeoutNs, char *text, size_t len);
   // Collective `seq` failed on this rank with `why` (`text` says more):
   // tell every peer on another node, so that ranks waiting for this one, or
@@ -44,6 +46,11 @@ struct NetOps {
   // on every rank).  Peers on this node see it in this rank's RankStatus.
   // Bounded, best effort.
   void (*abort)(void *net, uint64_t seq, Status why, const char *text);
+  // Make the link to `peer` (its FIFO ends, marked remote, have no memory
+  // until then): the transport links peers on first use, and the
+  // primitives call this before they use an end that is not linked yet.
+  // Not Ok (with `text` filled) when it cannot.
+  Status (*link)(void *net, int peer, char *text, size_t len);
   // A collective starts / ends on this communicator: between the two, the
   // calling thread alone runs its network (ucx's progress thread serves it
   // only while idle); every other hook is called between them.

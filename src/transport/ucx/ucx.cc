@@ -23,8 +23,12 @@
 // One UCP context per process (reference counted), one worker per
 // communicator context (serialized: the thread running that communicator's
 // collective progresses it, and between collectives the progress thread,
-// ucx_progress.cc, under the communicator's lock), one endpoint per remote
-// peer, made from the worker addresses exchanged in the bootstrap allgather.
+// ucx_progress.cc, under the communicator's lock).  Peers are linked on
+// first use (CHORUS_NET_CONNECT): the FIFO copies for a peer on another
+// node, and the endpoint to it (made from the worker address exchanged in
+// the bootstrap allgather), exist only once an algorithm talks to it or it
+// talks to us, so a rank's memory grows with the peers its algorithms
+// touch (a ring two, a tree three), not with the job.
 #include "transport/ucx/ucx.h"
 
 #include <sched.h>
@@ -81,7 +85,11 @@ void chooseNetDevice(ucp_config_t *config, int localRank) {
   else CHORUS_WARN("could not point UCX at %s: %s", device.c_str(), ucs_status_string(st));
 }
 
-Status acquireUcp(int localRank) {
+// `remoteRanks`: the ranks on other nodes of the first communicator that
+// crosses nodes, as UCX's estimate of the endpoints to come (it sizes
+// per-endpoint resources and, at scale, picks transports by it);
+// `localRanks`: the ranks on this node, which share its NICs.
+Status acquireUcp(int localRank, int remoteRanks, int localRanks) {
   std::lock_guard<std::mutex> lock(g_ucpMutex);
   if (g_ucpUsers++ > 0) return Status::Ok;
   ucp_config_t *config = nullptr;
@@ -89,7 +97,10 @@ Status acquireUcp(int localRank) {
   if (st == UCS_OK) chooseNetDevice(config, localRank);
   if (st == UCS_OK) {
     ucp_params_t params = {};
-    params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+    params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
+                        UCP_PARAM_FIELD_ESTIMATED_NUM_EPS | UCP_PARAM_FIELD_ESTIMATED_NUM_PPN;
+    params.estimated_num_eps = size_t(std::max(1, remoteRanks));
+    params.estimated_num_ppn = size_t(std::max(1, localRanks));
     // RMA: full slots by put (ucx_put.cc); WAKEUP: the progress thread
     // sleeps on the workers' event descriptors (ucx_progress.cc).
     params.features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
@@ -131,9 +142,56 @@ void onEndpointError(void *arg, ucp_ep_h ep, ucs_status_t status) {
     if (st->eps[p] == ep && st->failed[p] == UCS_OK) st->failed[p] = status;
 }
 
-// ---- sending ---------------------------------------------------------------
-
 }  // namespace
+
+// ---- links, made on first use --------------------------------------------------
+
+ucp_ep_h ucxEndpoint(UcxState &st, int peer) {
+  ucp_ep_h &ep = st.eps[size_t(peer)];
+  if (ep || !st.isRemote[size_t(peer)] || st.failed[size_t(peer)] != UCS_OK) return ep;
+  ucp_ep_params_t params = {};
+  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                      UCP_EP_PARAM_FIELD_ERR_HANDLER;
+  params.address = reinterpret_cast<const ucp_address_t *>(st.ctx->peers[size_t(peer)].netAddr);
+  params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  params.err_handler.cb = onEndpointError;
+  params.err_handler.arg = &st;
+  const ucs_status_t s = ucp_ep_create(st.worker, &params, &ep);
+  if (s != UCS_OK) {
+    ep = nullptr;
+    st.failed[size_t(peer)] = s;  // a wait on it names the failure
+    CHORUS_WARN("rank %d: UCX endpoint to rank %d failed: %s", st.ctx->rank, peer, ucs_status_string(s));
+    return nullptr;
+  }
+  ++st.counters.endpoints;
+  return ep;
+}
+
+// Both copies of a FIFO take the shape of its link, as in shared memory
+// (full where it streams bulk data): the sender's copy stages what the
+// receiver's receives.  The peer at the other end makes its own copies
+// when it first uses the link, or when our first message reaches it.
+Status ucxLinkPeer(UcxState &st, int peer) {
+  PeerLinks &ctx = *st.ctx;
+  if (st.sendCopy[size_t(peer)]) return Status::Ok;
+  const FifoShape out = fifoShape(ctx, peer, ctx.rank), in = fifoShape(ctx, ctx.rank, peer);
+  const size_t outBytes = hostFifoBytes(ctx, out), bytes = outBytes + hostFifoBytes(ctx, in);
+  char *memory = static_cast<char *>(aligned_alloc(kFifoAlign, bytes));
+  if (!memory) {
+    CHORUS_WARN("rank %d: no memory for the UCX FIFO copies of its link to rank %d (%zu bytes)", ctx.rank, peer, bytes);
+    return Status::SystemError;
+  }
+  memset(memory, 0, bytes);
+  st.sendCopy[size_t(peer)] = memory;
+  st.recvCopy[size_t(peer)] = memory + outBytes;
+  ctx.sendTo[size_t(peer)] = makeHostFifoEnd(ctx, memory, out, peer);
+  ctx.recvFrom[size_t(peer)] = makeHostFifoEnd(ctx, memory + outBytes, in, peer);
+  ctx.sendTo[size_t(peer)].remote = ctx.recvFrom[size_t(peer)].remote = 1;
+  st.rkeysOwed.push_back(peer);
+  ++st.counters.linkedPeers;
+  st.counters.linkedBytes += bytes;
+  return Status::Ok;
+}
 
 void ucxSend(UcxState &st, int peer, unsigned id, const NetHeader &h, const void *data, size_t bytes) {
   ucp_request_param_t param = {};
@@ -145,7 +203,9 @@ void ucxSend(UcxState &st, int peer, unsigned id, const NetHeader &h, const void
   NetHeader *held = st.freeHeaders.empty() ? new NetHeader : st.freeHeaders.back();
   if (!st.freeHeaders.empty()) st.freeHeaders.pop_back();
   *held = h;
-  ucs_status_ptr_t req = ucp_am_send_nbx(st.eps[size_t(peer)], id, held, sizeof *held, data, bytes, &param);
+  ucp_ep_h ep = ucxEndpoint(st, peer);
+  ucs_status_ptr_t req = ep ? ucp_am_send_nbx(ep, id, held, sizeof *held, data, bytes, &param)
+                            : UCS_STATUS_PTR(UCS_ERR_UNREACHABLE);
   st.sentSinceFlush = true;
   // A failed send fails the peer; a wait for it then says so.
   if (UCS_PTR_IS_ERR(req) && st.failed[size_t(peer)] == UCS_OK) st.failed[size_t(peer)] = UCS_PTR_STATUS(req);
@@ -197,6 +257,7 @@ Status ucxProgress(void *net, int peer, uint64_t seq, char *text, size_t len) {
     ucxPostCredit(&st, e);
   }
   st.creditReplies.clear();
+  ucxSendOwedRkeys(st);
   size_t kept = 0;
   for (const UcxState::Pending &p : st.pending) {
     const ucs_status_t s = ucp_request_check_status(p.request);
@@ -248,8 +309,10 @@ void ucxAbort(void *net, uint64_t seq, Status why, const char *text) {
   // UCX reads the payload until the sends complete: a copy of our own.
   snprintf(st.abortOut, sizeof st.abortOut, "%s", text ? text : "");
   const size_t bytes = strlen(st.abortOut);
+  // Every peer on another node, linked or not: a rank this one never
+  // talked to may wait for one that waits for this one.
   for (int p = 0; p < st.ctx->nranks; ++p)
-    if (st.eps[size_t(p)] && st.failed[size_t(p)] == UCS_OK)
+    if (st.isRemote[size_t(p)] && st.failed[size_t(p)] == UCS_OK)
       ucxSend(st, p, kAmAbort, NetHeader{st.token, int32_t(st.ctx->rank), 0, seq, uint64_t(why), 0, 0}, st.abortOut,
               bytes);
   const int64_t until = nowNs() + kAbortSendNs;
@@ -281,6 +344,15 @@ Status waitRequest(UcxState &st, ucs_status_ptr_t req, int64_t timeoutNs, const 
   return Status::Ok;
 }
 
+// What was posted leaves: our requests complete (UCX took each message,
+// and its payload slot may be reused once the peer's credit says so), then
+// whatever UCX still owes the network (a put's completion, a message half
+// written to a socket, an RDMA NIC's acknowledgements) completes too.  For
+// the latter a collective does not wait while the progress thread watches
+// the worker (ucx_progress.cc): a flush that does not complete at once is
+// left to UCX, and the thread, woken at the collective's end, progresses
+// the worker until it is done, so a root returns without a round trip to
+// its receivers.  At teardown, and without the thread, it is waited for.
 Status flushSends(UcxState &st, int64_t timeoutNs, char *text, size_t len) {
   void *net = &st;
   ucxReleaseHeld(st);
@@ -296,7 +368,13 @@ Status flushSends(UcxState &st, int64_t timeoutNs, char *text, size_t len) {
     }
   }
   ucp_request_param_t param = {};
-  const Status s = waitRequest(st, ucp_worker_flush_nbx(st.worker, &param), timeoutNs, "flush", text, len);
+  ucs_status_ptr_t flush = ucp_worker_flush_nbx(st.worker, &param);
+  if (flush && !UCS_PTR_IS_ERR(flush) && st.progressEfd >= 0) {
+    ucp_request_free(flush);  // (UCX completes it; freed then)
+    st.wakeProgress = true;
+    return Status::Ok;
+  }
+  const Status s = waitRequest(st, flush, timeoutNs, "flush", text, len);
   // A flush fails when some peer's endpoint did (it left, or died): what
   // matters is whether anyone waits for that peer, which its waits decide.
   for (ucs_status_t f : st.failed)
@@ -330,7 +408,7 @@ bool ucxCanConnect(const PeerInfo &self, const PeerInfo &peer) {
 }
 
 Status ucxSetup(PeerLinks &ctx, PeerInfo &self) {
-  CHORUS_CHECK(acquireUcp(ctx.nodeRank));
+  CHORUS_CHECK(acquireUcp(ctx.nodeRank, ctx.nranks - ctx.nodeSize, ctx.nodeSize));
   auto *st = new UcxState;
   st->ctx = &ctx;
   st->ucp = g_ucp;
@@ -380,6 +458,11 @@ Status ucxSetup(PeerLinks &ctx, PeerInfo &self) {
     hp.cb = ucxOnAbort;
     s = ucp_worker_set_am_recv_handler(st->worker, &hp);
   }
+  if (s == UCS_OK) {
+    hp.id = kAmRkey;
+    hp.cb = ucxOnRkey;
+    s = ucp_worker_set_am_recv_handler(st->worker, &hp);
+  }
   if (s != UCS_OK) {
     CHORUS_WARN("ucp_worker_set_am_recv_handler failed: %s", ucs_status_string(s));
     return Status::SystemError;
@@ -410,15 +493,18 @@ Status ucxSetup(PeerLinks &ctx, PeerInfo &self) {
 
 Status ucxConnect(PeerLinks &ctx, const PeerInfo *all) {
   UcxState &st = *stateOf(ctx);
-  std::vector<int> remote;
-  for (int p = 0; p < ctx.nranks; ++p)
-    if (p != ctx.rank && ucxCanConnect(all[ctx.rank], all[p])) remote.push_back(p);
-  st.eps.assign(size_t(ctx.nranks), nullptr);
-  st.failed.assign(size_t(ctx.nranks), UCS_OK);
-  st.arrivals.assign(size_t(ctx.nranks), NetArrivals{});
-  st.held.assign(size_t(ctx.nranks), HeldMessage{});
-  st.sendCopy.assign(size_t(ctx.nranks), nullptr);
-  st.recvCopy.assign(size_t(ctx.nranks), nullptr);
+  const size_t n = size_t(ctx.nranks);
+  st.eps.assign(n, nullptr);
+  st.isRemote.assign(n, 0);
+  st.failed.assign(n, UCS_OK);
+  st.arrivals.assign(n, NetArrivals{});
+  st.held.assign(n, HeldMessage{});
+  st.sendCopy.assign(n, nullptr);
+  st.recvCopy.assign(n, nullptr);
+  st.linkMemh.assign(n, nullptr);
+  st.rkeyOut.assign(n, {});
+  st.putTo.assign(n, PutTarget{});
+  ucxChoosePutProtocol(st);
   // Every rank draws a nonce; every rank mixes all of them alike, so all
   // hold the same token, which only the ranks of this communicator know.
   uint64_t token = 0x243f6a8885a308d3ull;
@@ -428,63 +514,44 @@ Status ucxConnect(PeerLinks &ctx, const PeerInfo *all) {
     token ^= token >> 29;
   }
   st.token = token;
-  // Both copies of a FIFO take the shape of its link, as in shared memory
-  // (full where it streams bulk data): the sender's copy stages what the
-  // receiver's receives.
-  std::vector<size_t> at(remote.size());
-  size_t bytes = 0;
-  for (size_t i = 0; i < remote.size(); ++i) {
-    at[i] = bytes;
-    bytes += hostFifoBytes(ctx, fifoShape(ctx, remote[i], ctx.rank)) + hostFifoBytes(ctx, fifoShape(ctx, ctx.rank, remote[i]));
-  }
-  if (!remote.empty()) {
-    st.memory = static_cast<char *>(aligned_alloc(kFifoAlign, bytes));
-    if (!st.memory) {
-      CHORUS_WARN("no memory for %zu UCX FIFO copies (%zu bytes)", 2 * remote.size(), bytes);
-      return Status::SystemError;
+  // Until linked, a peer's ends are empty (no header) but marked remote:
+  // the primitives ask for the link (NetOps::link) before they use one.
+  int remote = 0;
+  for (int p = 0; p < ctx.nranks; ++p) {
+    if (p == ctx.rank || !ucxCanConnect(all[ctx.rank], all[p])) continue;
+    ++remote;
+    st.isRemote[size_t(p)] = 1;
+    for (FifoEnd *e : {&ctx.sendTo[size_t(p)], &ctx.recvFrom[size_t(p)]}) {
+      *e = FifoEnd{};
+      e->peer = p;
+      e->remote = 1;
     }
-    memset(st.memory, 0, bytes);
-    st.memoryBytes = bytes;
   }
-  for (size_t i = 0; i < remote.size(); ++i) {
-    const int p = remote[i];
-    ucp_ep_params_t ep = {};
-    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
-    ep.address = reinterpret_cast<const ucp_address_t *>(all[p].netAddr);
-    ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-    ep.err_handler.cb = onEndpointError;
-    ep.err_handler.arg = &st;
-    const ucs_status_t s = ucp_ep_create(st.worker, &ep, &st.eps[size_t(p)]);
-    if (s != UCS_OK) {
-      CHORUS_WARN("UCX endpoint to rank %d failed: %s", p, ucs_status_string(s));
-      return Status::SystemError;
+  st.eager = strcmp(paramString(ParamId::NetConnect), "eager") == 0;
+  if (st.eager)
+    for (int p = 0; p < ctx.nranks; ++p) {
+      if (!st.isRemote[size_t(p)]) continue;
+      CHORUS_CHECK(ucxLinkPeer(st, p));
+      if (!ucxEndpoint(st, p)) return Status::SystemError;
     }
-    const FifoShape out = fifoShape(ctx, p, ctx.rank), in = fifoShape(ctx, ctx.rank, p);
-    char *sendCopy = st.memory + at[i], *recvCopy = sendCopy + hostFifoBytes(ctx, out);
-    ctx.sendTo[size_t(p)] = makeHostFifoEnd(ctx, sendCopy, out, p);
-    ctx.recvFrom[size_t(p)] = makeHostFifoEnd(ctx, recvCopy, in, p);
-    ctx.sendTo[size_t(p)].remote = ctx.recvFrom[size_t(p)].remote = 1;
-    st.sendCopy[size_t(p)] = sendCopy;
-    st.recvCopy[size_t(p)] = recvCopy;
-  }
-  ucxRegisterFifos(st);
-  CHORUS_INFO(kSubsysNet, "UCX endpoints to %zu ranks on other nodes, %zu bytes of FIFO copies", remote.size(), bytes);
+  CHORUS_INFO(kSubsysNet, "UCX: %d ranks on other nodes, %s (CHORUS_NET_CONNECT=%s): %llu bytes of FIFO copies now",
+              remote, st.eager ? "all linked now" : "each linked on first use", paramString(ParamId::NetConnect),
+              (unsigned long long)st.counters.linkedBytes);
   return Status::Ok;
 }
 
-// UCX connects an endpoint on its first use, and the connection needs the
-// peer to progress its worker.  A peer busy elsewhere (computing, or inside
-// MPI) for long then fails the endpoint with "Endpoint timeout" in the
-// middle of a collective (seen with 9 ranks on a loaded 2-core machine).
-// So every endpoint is connected here, while every rank of the communicator
-// is in this call: each flushes its endpoints, then keeps progressing until
-// a non-blocking barrier says every rank is done with its own.
+// Every rank of the communicator is in this call.  Under
+// CHORUS_NET_CONNECT=eager every endpoint is connected here: UCX connects
+// an endpoint on its first use, and that needs the peer to progress its
+// worker; each rank flushes its endpoints (which connects them) and keeps
+// progressing until a non-blocking barrier says every rank is done with its
+// own.  On first use (the default) the progress thread (ucx_progress.cc)
+// answers a connection to an idle rank instead, and the loop only runs the
+// barrier; the ranks agree on that loop whatever their setting, so that a
+// setting that differs between ranks costs nothing but its own memory.
 Status ucxPostConnect(PeerLinks &ctx) {
   UcxState &st = *stateOf(ctx);
-  // First, before anything that can fail on one rank alone: every rank of
-  // the communicator is in this exchange.
-  CHORUS_CHECK(ucxExchangeRkeys(st));
+  ucxSendOwedRkeys(st);
   std::vector<std::pair<int, ucs_status_ptr_t>> flushes;
   for (int p = 0; p < ctx.nranks; ++p) {
     if (!st.eps[size_t(p)]) continue;
@@ -501,7 +568,7 @@ Status ucxPostConnect(PeerLinks &ctx) {
   MPI_Request barrier = MPI_REQUEST_NULL;
   Status result = Status::Ok;
   for (bool everyoneDone = false; !everyoneDone;) {
-    ucp_worker_progress(st.worker);
+    ucxProgress(&st, -1, 0, nullptr, 0);  // peers' rkeys and first messages may come in already
     size_t kept = 0;
     for (const auto &f : flushes) {
       const ucs_status_t s = ucp_request_check_status(f.second);
@@ -620,12 +687,13 @@ Status ucxFree(PeerLinks &ctx) {
     }
     ucp_worker_destroy(st->worker);
   }
-  CHORUS_INFO(kSubsysNet, "rank %d sent %llu full slots by put (CHORUS_NET_PROTO)", ctx.rank,
-              (unsigned long long)st->counters.puts);
+  CHORUS_INFO(kSubsysNet, "rank %d linked %llu ranks on other nodes (%llu bytes of FIFO copies) and sent %llu full "
+              "slots by put", ctx.rank, (unsigned long long)st->counters.linkedPeers,
+              (unsigned long long)st->counters.linkedBytes, (unsigned long long)st->counters.puts);
   if (st->counters.forgedDropped)
     CHORUS_WARN("rank %d dropped %llu UCX messages without this communicator's token over its life", ctx.rank,
                 (unsigned long long)st->counters.forgedDropped);
-  free(st->memory);
+  for (char *memory : st->sendCopy) free(memory);  // (each link's one allocation starts at its send copy)
   for (NetHeader *h : st->freeHeaders) delete h;
   delete st;
   ctx.netState = nullptr;
@@ -633,15 +701,28 @@ Status ucxFree(PeerLinks &ctx) {
   return Status::Ok;
 }
 
+// NetOps::link.  An error is the collective's: the link's memory could not
+// be had.
+Status ucxLink(void *net, int peer, char *text, size_t len) {
+  auto &st = *static_cast<UcxState *>(net);
+  const Status s = ucxLinkPeer(st, peer);
+  if (s != Status::Ok)
+    snprintf(text, len, "rank %d: no memory for the FIFO copies of its UCX link to rank %d", st.ctx->rank, peer);
+  return s;
+}
+
 void ucxEnter(void *net) { static_cast<UcxState *>(net)->busy.lock(); }
 void ucxLeave(void *net) {
   auto &st = *static_cast<UcxState *>(net);
   st.idleSince.store(nowNs(), std::memory_order_relaxed);
+  const bool wake = st.wakeProgress;
+  st.wakeProgress = false;
   st.busy.unlock();
+  if (wake) ucxProgressWake();
 }
 
-const NetOps kUcxNetOps = {ucxPostMessage, ucxPostCredit, ucxPostCreditRequest, ucxProgress, ucxFlush, ucxAbort,
-                           ucxEnter,       ucxLeave};
+const NetOps kUcxNetOps = {ucxPostMessage, ucxPostCredit, ucxPostCreditRequest, ucxProgress, ucxFlush,
+                           ucxAbort,       ucxLink,       ucxEnter,             ucxLeave};
 
 }  // namespace
 

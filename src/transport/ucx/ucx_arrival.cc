@@ -21,7 +21,7 @@ namespace chorus {
 namespace {
 
 void raiseHead(FifoHeader *fifo, uint64_t consumed) {
-  if (consumed > fifo->head.value) __atomic_store_n(&fifo->head.value, consumed, __ATOMIC_RELEASE);
+  if (fifo && consumed > fifo->head.value) __atomic_store_n(&fifo->head.value, consumed, __ATOMIC_RELEASE);
 }
 
 // Records the first broken contract; later ones add nothing new.
@@ -37,14 +37,14 @@ __attribute__((format(printf, 2, 3))) void violate(UcxState &st, const char *for
 }
 
 // The header of an arrived message, if it is one of this communicator's:
-// the right length, the token, a sender in the communicator (on another
-// node: only those have endpoints here).  Anything else is dropped and
+// the right length, the token, a sender in the communicator on another
+// node (the others never use this transport).  Anything else is dropped and
 // counted, with one warning per communicator.
 bool acceptHeader(UcxState &st, const void *header, size_t headerLength, NetHeader *h) {
   bool ours = headerLength == sizeof *h;
   if (ours) {
     memcpy(h, header, sizeof *h);
-    ours = h->token == st.token && h->src >= 0 && h->src < st.ctx->nranks && st.eps[size_t(h->src)] != nullptr;
+    ours = h->token == st.token && h->src >= 0 && h->src < st.ctx->nranks && st.isRemote[size_t(h->src)];
   }
   if (ours) return true;
   ++st.counters.forgedDropped;
@@ -58,7 +58,7 @@ bool acceptHeader(UcxState &st, const void *header, size_t headerLength, NetHead
 }
 
 // A credit from `src`: it consumed `consumed` messages of our FIFO to it,
-// which cannot be more than we sent.
+// which cannot be more than we sent (none where we never linked it).
 bool creditFits(UcxState &st, int src, uint64_t consumed) {
   const FifoEnd &e = st.ctx->sendTo[size_t(src)];
   if (consumed <= e.step) return true;
@@ -72,6 +72,12 @@ bool creditFits(UcxState &st, int src, uint64_t consumed) {
 // over what is now contiguous.
 void acceptData(UcxState &st, const NetHeader &h, const void *data, size_t length, bool put) {
   const int src = h.src;
+  // The first message of a peer that linked us before we linked it.
+  if (ucxLinkPeer(st, src) != Status::Ok) {
+    violate(st, "no memory for the FIFO copies of the UCX link from rank %d: its message %llu is lost", src,
+            (unsigned long long)h.value);
+    return;
+  }
   FifoEnd &e = st.ctx->recvFrom[size_t(src)];
   NetArrivals &a = st.arrivals[size_t(src)];
   const uint64_t m = h.value;
@@ -189,10 +195,24 @@ ucs_status_t ucxOnCreditWanted(void *arg, const void *header, size_t headerLengt
   auto &st = *static_cast<UcxState *>(arg);
   NetHeader h;
   if (!acceptHeader(st, header, headerLength, &h)) return UCS_OK;
+  // (It may overtake the first message it waits on: UCX keeps no order.)
+  if (ucxLinkPeer(st, h.src) != Status::Ok) return UCS_OK;  // that message fails the communicator
   FifoEnd &e = st.ctx->recvFrom[size_t(h.src)];
   if (e.credited >= h.value) return UCS_OK;  // told already: that credit is on its way
   if (e.step >= h.value) st.creditReplies.push_back(h.src);
   else e.creditWanted = std::min(e.creditWanted, h.value);
+  return UCS_OK;
+}
+
+// Where a peer's receive copy of our FIFO to it is, and the rkey to put
+// there: it linked us.  Only from a rank of the communicator (the token);
+// a second one for the same link is ignored.
+ucs_status_t ucxOnRkey(void *arg, const void *header, size_t headerLength, void *data, size_t length,
+                       const ucp_am_recv_param_t *param) {
+  auto &st = *static_cast<UcxState *>(arg);
+  NetHeader h;
+  if (!acceptHeader(st, header, headerLength, &h) || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) return UCS_OK;
+  ucxTakeRkey(st, h.src, h.value, data, length);
   return UCS_OK;
 }
 

@@ -184,6 +184,11 @@ Status ucxProgressAttach(UcxState &st) {
   return Status::Ok;
 }
 
+void ucxProgressWake() {
+  Registry &r = registry();
+  if (r.wake >= 0) poke(r);
+}
+
 void ucxProgressDetach(UcxState &st) {
   Registry &r = registry();
   std::lock_guard<std::mutex> lifeLock(r.life);

@@ -3,10 +3,13 @@
 // As an active message a full slot is copied four times: into the slot,
 // into UCX's send buffers, out of its receive buffers on reassembly, into
 // the receive slot by our handler.  As a put it leaves the sender's slot
-// and lands in the receiver's: each rank registers its FIFO copies with
-// UCX (ucp_mem_map) and tells every peer on another node, over the user's
-// MPI communicator at set-up, where its receive copy of their FIFO is and
-// the rkey to reach it.  A put then goes to the slot of the same offset in
+// and lands in the receiver's: each rank registers its FIFO copies for a
+// peer on another node with UCX (ucp_mem_map) when it links that peer
+// (ucxLinkPeer: on first use, or at set-up under CHORUS_NET_CONNECT=eager)
+// and tells the peer, in a message with the communicator's token
+// (kAmRkey), where its receive copy of the peer's FIFO is and the rkey to
+// reach it.  Until that message is in, the peer sends its full slots as
+// active messages.  A put then goes to the slot of the same offset in
 // the peer's copy (both copies take the link's shape), a worker fence, and
 // a header-only active message (kAmPut) that the receiver checks as any
 // data message (ucx_arrival.cc) before it raises the tail.
@@ -17,7 +20,7 @@
 // (ucp_worker_fence: operations before it complete, at the target, before
 // any after it); and the receiver reads the slot only after the notice.
 // The notice carries the token; the put needs the rkey, which only this
-// communicator's ranks hold.  (UCX's tcp transport writes a put where it
+// communicator's ranks hold (it travels with the token).  (UCX's tcp transport writes a put where it
 // says without checking an rkey, so there, as for its other messages, the
 // token is what keeps a process outside the job out of the data path;
 // a put from outside could only overwrite a slot, never raise a tail, and
@@ -35,9 +38,6 @@
 // for its completion, which the progress thread gives while the target
 // computes (ucx_progress.cc): without it, a rank's end-of-call flush waited
 // for a peer that had returned to MPI.
-#include <mpi.h>
-
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -54,25 +54,6 @@ namespace {
 
 // Under CHORUS_NET_PROTO=auto, full slots from this size go as puts.
 constexpr size_t kAutoPutMinBytes = 16 * 1024;
-// Room for one packed rkey in the set-up exchange: a few tens of bytes on
-// tcp and one RDMA NIC, more with several NICs.  A larger one is not sent
-// (its peers use active messages to this rank).
-constexpr size_t kRkeyMax = 496;
-
-// What one rank tells one peer on another node at set-up.
-struct RkeyRecord {
-  uint64_t recvCopy;  // its receive copy of the peer's FIFO; 0: no puts to it
-  uint32_t rkeyBytes;
-  uint32_t pad;
-  char rkey[kRkeyMax];
-};
-
-size_t putMinBytesFromSetting() {
-  const char *proto = paramString(ParamId::NetProto);
-  if (strcmp(proto, "put") == 0) return 1;
-  if (strcmp(proto, "am") == 0) return ~size_t(0);
-  return kAutoPutMinBytes;
-}
 
 // Whether UCX reaches `ep` with an RMA lane of its own rather than the
 // emulation over active messages.  UCX 1.13 has no query for a lane's use;
@@ -99,76 +80,104 @@ bool nativeRma(ucp_ep_h ep) {
 
 }  // namespace
 
-void ucxRegisterFifos(UcxState &st) {
-  st.putMinBytes = putMinBytesFromSetting();
-  if (!st.memory || st.memoryBytes == 0) return;
+void ucxChoosePutProtocol(UcxState &st) {
+  const char *proto = paramString(ParamId::NetProto);
+  st.putMinBytes = strcmp(proto, "put") == 0 ? 1 : strcmp(proto, "am") == 0 ? ~size_t(0) : kAutoPutMinBytes;
+  st.putNativeOnly = strcmp(proto, "auto") == 0;
+}
+
+namespace {
+
+// Registers the FIFO copies of the link to `peer` (both: our send copy is
+// where puts leave from) and packs the rkey the peer needs.  Empty: none
+// (the peer then sends us active messages).
+std::vector<char> registerLink(UcxState &st, int peer) {
+  PeerLinks &ctx = *st.ctx;
   ucp_mem_map_params_t mp = {};
   mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
-  mp.address = st.memory;
-  mp.length = st.memoryBytes;
-  ucs_status_t s = ucp_mem_map(st.ucp, &mp, &st.memh);
+  mp.address = st.sendCopy[size_t(peer)];
+  mp.length = hostFifoBytes(ctx, fifoShape(ctx, peer, ctx.rank)) + hostFifoBytes(ctx, fifoShape(ctx, ctx.rank, peer));
+  ucp_mem_h &memh = st.linkMemh[size_t(peer)];
+  ucs_status_t s = ucp_mem_map(st.ucp, &mp, &memh);
   if (s != UCS_OK) {
-    st.memh = nullptr;
-    CHORUS_WARN("rank %d: could not register its UCX FIFO copies (%s): its peers on other nodes send it full slots "
-                "as active messages", st.ctx->rank, ucs_status_string(s));
-    return;
+    memh = nullptr;
+    CHORUS_WARN("rank %d: could not register its UCX FIFO copies for rank %d (%s): that rank sends it full slots as "
+                "active messages", ctx.rank, peer, ucs_status_string(s));
+    return {};
   }
   void *packed = nullptr;
   size_t bytes = 0;
-  s = ucp_rkey_pack(st.ucp, st.memh, &packed, &bytes);
-  if (s == UCS_OK && bytes <= kRkeyMax) st.packedRkey.assign(static_cast<char *>(packed), static_cast<char *>(packed) + bytes);
+  s = ucp_rkey_pack(st.ucp, memh, &packed, &bytes);
+  std::vector<char> rkey;
+  if (s == UCS_OK && bytes <= kRkeyMax) rkey.assign(static_cast<char *>(packed), static_cast<char *>(packed) + bytes);
   else
-    CHORUS_WARN("rank %d: no rkey for its UCX FIFO copies (%s, %zu bytes, room for %zu): its peers on other nodes "
-                "send it full slots as active messages", st.ctx->rank, s == UCS_OK ? "too large" : ucs_status_string(s),
-                bytes, kRkeyMax);
+    CHORUS_WARN("rank %d: no rkey for its UCX FIFO copies (%s, %zu bytes, room for %u): rank %d sends it full slots "
+                "as active messages", ctx.rank, s == UCS_OK ? "too large" : ucs_status_string(s), bytes, kRkeyMax,
+                peer);
   if (s == UCS_OK) ucp_rkey_buffer_release(packed);
+  return rkey;
 }
 
-Status ucxExchangeRkeys(UcxState &st) {
-  PeerLinks &ctx = *st.ctx;
-  const size_t n = size_t(ctx.nranks);
-  st.putTo.assign(n, PutTarget{});
-  std::vector<RkeyRecord> out(n), in(n);
-  for (size_t p = 0; p < n; ++p) {
-    RkeyRecord &r = out[p];
-    memset(&r, 0, sizeof r);
-    if (!st.eps[p] || st.packedRkey.empty()) continue;
-    r.recvCopy = uint64_t(reinterpret_cast<uintptr_t>(st.recvCopy[p]));
-    r.rkeyBytes = uint32_t(st.packedRkey.size());
-    memcpy(r.rkey, st.packedRkey.data(), st.packedRkey.size());
+}  // namespace
+
+// Every peer, whatever its own CHORUS_NET_PROTO, gets our rkey: each
+// sender chooses for itself, and each receiver takes both.  A peer we
+// could not register for gets a message with no rkey, which changes
+// nothing there (it keeps sending active messages).
+void ucxSendOwedRkeys(UcxState &st) {
+  if (st.rkeysOwed.empty()) return;
+  std::vector<int> owed;
+  owed.swap(st.rkeysOwed);
+  for (int p : owed) {
+    std::vector<char> &out = st.rkeyOut[size_t(p)];
+    out = registerLink(st, p);
+    if (out.empty()) continue;
+    const uint64_t where = uint64_t(reinterpret_cast<uintptr_t>(st.recvCopy[size_t(p)]));
+    ucxSend(st, p, kAmRkey, NetHeader{st.token, int32_t(st.ctx->rank), 0, where, 0, 0, 0}, out.data(), out.size());
   }
-  CHORUS_MPICHECK(MPI_Alltoall(out.data(), int(sizeof(RkeyRecord)), MPI_BYTE, in.data(), int(sizeof(RkeyRecord)),
-                               MPI_BYTE, ctx.comm));
-  size_t targets = 0;
-  for (size_t p = 0; p < n; ++p) {
-    const RkeyRecord &r = in[p];
-    if (!st.eps[p] || r.recvCopy == 0 || r.rkeyBytes == 0 || r.rkeyBytes > kRkeyMax) continue;
-    PutTarget &t = st.putTo[p];
-    const ucs_status_t s = ucp_ep_rkey_unpack(st.eps[p], r.rkey, &t.rkey);
-    if (s != UCS_OK) {
-      t.rkey = nullptr;
-      CHORUS_WARN("rank %d: could not unpack rank %zu's rkey (%s): full slots to it go as active messages",
-                  ctx.rank, p, ucs_status_string(s));
-      continue;
-    }
-    t.sendCopy = st.sendCopy[p];
-    t.remoteRecvCopy = r.recvCopy;
-    t.native = nativeRma(st.eps[p]);
-    if (st.putMinBytes == kAutoPutMinBytes && !t.native) continue;  // emulated: active messages do better
-    ++targets;
-  }
-  CHORUS_INFO(kSubsysNet, "UCX puts full slots of %s to %zu of the ranks on other nodes (CHORUS_NET_PROTO=%s)",
-              st.putMinBytes <= 1 ? "every size" : "16 KiB and more", targets, paramString(ParamId::NetProto));
-  return Status::Ok;
 }
+
+// Kept as it came: unpacking needs the endpoint, made on first use
+// outside the handlers (ucxPutSlot).
+void ucxTakeRkey(UcxState &st, int peer, uint64_t recvCopy, const void *packed, size_t bytes) {
+  PutTarget &t = st.putTo[size_t(peer)];
+  if (t.rkey || !t.packedRkey.empty() || recvCopy == 0 || bytes == 0 || bytes > kRkeyMax) return;
+  t.remoteRecvCopy = recvCopy;
+  t.packedRkey.assign(static_cast<const char *>(packed), static_cast<const char *>(packed) + bytes);
+}
+
+namespace {
+
+// The rkey `t` came with, unpacked for the endpoint to `peer`; false when
+// there is none (yet) or it cannot be used (dropped: active messages).
+bool unpackRkey(UcxState &st, int peer, PutTarget &t) {
+  if (t.rkey) return true;
+  if (t.packedRkey.empty()) return false;
+  ucp_ep_h ep = ucxEndpoint(st, peer);
+  const ucs_status_t s = ep ? ucp_ep_rkey_unpack(ep, t.packedRkey.data(), &t.rkey) : UCS_ERR_UNREACHABLE;
+  t.packedRkey.clear();
+  if (s != UCS_OK) {
+    t.rkey = nullptr;
+    CHORUS_WARN("rank %d: could not unpack rank %d's rkey (%s): full slots to it go as active messages", st.ctx->rank,
+                peer, ucs_status_string(s));
+    return false;
+  }
+  t.native = nativeRma(ep);
+  CHORUS_INFO(kSubsysNet, "rank %d puts full slots of %s to rank %d (CHORUS_NET_PROTO=%s, %s RMA lane)", st.ctx->rank,
+              st.putMinBytes <= 1 ? "every size" : "16 KiB and more", peer, paramString(ParamId::NetProto),
+              t.native ? "a native" : st.putNativeOnly ? "no native one: active messages instead, with" : "an emulated");
+  return true;
+}
+
+}  // namespace
 
 bool ucxPutSlot(UcxState &st, const FifoEnd &e, uint64_t msg, size_t bytes) {
   if (bytes < st.putMinBytes) return false;
-  const PutTarget &t = st.putTo[size_t(e.peer)];
-  if (!t.rkey || (!t.native && st.putMinBytes == kAutoPutMinBytes)) return false;
+  PutTarget &t = st.putTo[size_t(e.peer)];
+  if (!unpackRkey(st, e.peer, t) || (!t.native && st.putNativeOnly)) return false;
   const char *slot = e.slot(msg);
   ucp_request_param_t param = {};
-  const uint64_t remote = t.remoteRecvCopy + uint64_t(slot - t.sendCopy);
+  const uint64_t remote = t.remoteRecvCopy + uint64_t(slot - st.sendCopy[size_t(e.peer)]);
   ucs_status_ptr_t req = ucp_put_nbx(st.eps[size_t(e.peer)], slot, bytes, remote, t.rkey, &param);
   if (UCS_PTR_IS_ERR(req)) {
     // The peer's endpoint failed: the notice's send says so too.
@@ -187,8 +196,11 @@ void ucxReleasePuts(UcxState &st) {
       ucp_rkey_destroy(t.rkey);
       t.rkey = nullptr;
     }
-  if (st.memh) ucp_mem_unmap(st.ucp, st.memh);
-  st.memh = nullptr;
+  for (ucp_mem_h &memh : st.linkMemh)
+    if (memh) {
+      ucp_mem_unmap(st.ucp, memh);
+      memh = nullptr;
+    }
 }
 
 }  // namespace chorus

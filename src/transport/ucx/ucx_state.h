@@ -41,14 +41,15 @@ struct HeldMessage {
 };
 
 // Where this rank puts full slots for one peer on another node
-// (ucx_put.cc): its own copy of the FIFO to it (a slot's offset there is
-// the slot's offset in the peer's copy: both take the link's shape), and the
-// peer's receive copy, registered there, with its rkey.  No rkey: the peer
-// registered nothing (it failed to, or has no memory to give), and its
-// full slots go as active messages.
+// (ucx_put.cc): the peer's receive copy of our FIFO to it, registered
+// there, and the rkey to reach it, which the peer sends (kAmRkey) once it
+// has linked us (ucxLinkPeer).  A slot's offset in the peer's copy is its
+// offset in our send copy: both take the link's shape.  Until the rkey is
+// here (or when the peer registered nothing), full slots to it go as
+// active messages.
 struct PutTarget {
-  const char *sendCopy = nullptr;
   uint64_t remoteRecvCopy = 0;
+  std::vector<char> packedRkey;  // as it arrived; unpacked on first use (it needs the endpoint)
   ucp_rkey_h rkey = nullptr;
   bool native = false;  // UCX has an RMA lane to it (not its emulation over active messages)
 };
@@ -58,16 +59,21 @@ struct UcxState {
   ucp_context_h ucp = nullptr;    // the process's (ucx.cc)
   ucp_worker_h worker = nullptr;
   uint64_t token = 0;             // the communicator's (ucx_wire.h)
-  std::vector<ucp_ep_h> eps;      // by rank; null for ranks on this node
-  char *memory = nullptr;         // the FIFO copies: [remote peer][send, recv]
-  size_t memoryBytes = 0;
-  std::vector<char *> sendCopy, recvCopy;  // by rank: our copies of the FIFOs to and from it (in memory)
-  // Zero-copy full slots (ucx_put.cc, CHORUS_NET_PROTO): `memory`
-  // registered with UCX, its packed rkey, and each peer's target.
-  ucp_mem_h memh = nullptr;
-  std::vector<char> packedRkey;
+  std::vector<ucp_ep_h> eps;      // by rank; null until first used, and for ranks on this node
+  std::vector<char> isRemote;     // by rank: on another node (linked by this transport)
+  // Links are made on first use (ucxLinkPeer), or all at set-up under
+  // CHORUS_NET_CONNECT=eager: for each linked peer one allocation holds our
+  // send copy of the FIFO to it and, after it, our receive copy of its FIFO
+  // to us, registered with UCX for its puts.
+  bool eager = false;
+  std::vector<char *> sendCopy, recvCopy;  // by rank; null: not linked
+  std::vector<ucp_mem_h> linkMemh;         // by rank: the registration (null: none)
+  std::vector<int> rkeysOwed;     // linked peers not yet told where their puts go (sent after progress)
+  std::vector<std::vector<char>> rkeyOut;  // by rank: what we told it, read by UCX until sent
+  // Zero-copy full slots (ucx_put.cc, CHORUS_NET_PROTO).
   std::vector<PutTarget> putTo;   // by rank
-  size_t putMinBytes = ~size_t(0);  // full slots of at least this many bytes go as puts
+  size_t putMinBytes = ~size_t(0);  // full slots of at least this many bytes go as puts...
+  bool putNativeOnly = false;       // ...and only where UCX has an RMA lane (auto)
   struct Pending {
     void *request;
     NetHeader *header;  // read by UCX until the request completes (none for a put)
@@ -103,6 +109,7 @@ struct UcxState {
   std::mutex busy;
   std::atomic<int64_t> idleSince{0};  // CLOCK_MONOTONIC ns at the end of the last collective
   int progressEfd = -1;           // the worker's event descriptor, while the progress thread watches it
+  bool wakeProgress = false;      // the collective left UCX a flush to finish: wake the thread at its end
   MPI_Request closing = MPI_REQUEST_NULL;  // the barrier ucxFree waits for (ucxBeginFree)
   bool closingStarted = false;
 };
@@ -118,19 +125,32 @@ ucs_status_t ucxOnAbort(void *arg, const void *header, size_t headerLength, void
                         const ucp_am_recv_param_t *param);
 ucs_status_t ucxOnCreditWanted(void *arg, const void *header, size_t headerLength, void *data, size_t length,
                                const ucp_am_recv_param_t *param);
+ucs_status_t ucxOnRkey(void *arg, const void *header, size_t headerLength, void *data, size_t length,
+                       const ucp_am_recv_param_t *param);
 
-// Zero-copy full slots (ucx_put.cc).  ucxRegisterFifos, in connect:
-// registers `memory` and packs its rkey (a failure only means no puts to
-// this rank).  ucxExchangeRkeys, in postConnect, on every rank of the
-// communicator: each tells each peer on another node where its receive
-// copy is, with the rkey.  ucxPutSlot: puts full slot `msg` of `e` into
-// the peer's copy, behind a fence, when the protocol and size say so;
-// true when it did (the notice, kAmPut, follows).  ucxReleasePuts: the
-// rkeys and the registration, before the endpoints and the memory go.
-void ucxRegisterFifos(UcxState &st);
-Status ucxExchangeRkeys(UcxState &st);
+// Zero-copy full slots (ucx_put.cc).  ucxChoosePutProtocol, at set-up:
+// CHORUS_NET_PROTO into putMinBytes and putNativeOnly.  ucxSendOwedRkeys,
+// after progress (never from a handler): registers each newly linked
+// peer's FIFO copies and tells it where its puts go, with the rkey (a
+// failure only means it sends us active messages).  ucxTakeRkey, from the
+// handler of such a message.  ucxPutSlot: puts full slot `msg` of `e` into
+// the peer's copy, behind a fence, when the protocol and size say so; true
+// when it did (the notice, kAmPut, follows).  ucxReleasePuts: the rkeys and
+// the registrations, before the endpoints and the memory go.
+void ucxChoosePutProtocol(UcxState &st);
+void ucxSendOwedRkeys(UcxState &st);
+void ucxTakeRkey(UcxState &st, int peer, uint64_t recvCopy, const void *packed, size_t bytes);
 bool ucxPutSlot(UcxState &st, const FifoEnd &e, uint64_t msg, size_t bytes);
 void ucxReleasePuts(UcxState &st);
+
+// The FIFO copies for `peer`, allocated and their ends filled, once
+// (ucx.cc).  Called by the primitives before they use a link (NetOps::link)
+// and by the arrival handlers for a peer that used it first; the
+// registration and the rkey for the peer's puts follow after progress
+// (rkeysOwed).  Not Ok only when memory ran out.
+Status ucxLinkPeer(UcxState &st, int peer);
+// The endpoint to `peer`, created on first use (null: UCX could not).
+ucp_ep_h ucxEndpoint(UcxState &st, int peer);
 
 // The progress thread (ucx_progress.cc): attach once the communicator is
 // set up (after postConnect), detach before its teardown touches the
@@ -138,6 +158,9 @@ void ucxReleasePuts(UcxState &st);
 // worker progresses only inside collectives, as before.
 Status ucxProgressAttach(UcxState &st);
 void ucxProgressDetach(UcxState &st);
+// Wakes the thread, which serves every idle worker that needs it: a
+// collective that ended with sends UCX has not finished (flushSends).
+void ucxProgressWake();
 // Runs the worker once, bounded, then what its handlers left to do
 // (credits to send, finished sends to free) (ucx.cc).  Not Ok when `peer`
 // (>= 0), the rank waited for, or the communicator failed.

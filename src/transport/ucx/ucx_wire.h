@@ -13,7 +13,11 @@ namespace chorus {
 // kAbortTextMax bytes).  kAmPut: a data message whose full slot the
 // sender already put into the receiver's slot (CHORUS_NET_PROTO, ucx_put.cc);
 // header only, sent behind a fence, so the slot's bytes are there first.
-enum : unsigned { kAmData = 11, kAmCredit = 12, kAmCreditWanted = 13, kAmAbort = 14, kAmPut = 15 };
+// kAmRkey: where the sender's receive copy of our FIFO to it is (`value`),
+// registered for our puts; its payload is the packed rkey (at most
+// kRkeyMax bytes).  Sent once, when the sender links us (ucx_put.cc).
+enum : unsigned { kAmData = 11, kAmCredit = 12, kAmCreditWanted = 13, kAmAbort = 14, kAmPut = 15, kAmRkey = 16 };
+constexpr unsigned kRkeyMax = 1024;
 constexpr unsigned kAbortTextMax = 240;
 
 // Header of every active message.  For data, `value` is the message's
