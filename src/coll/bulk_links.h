@@ -15,8 +15,11 @@
 // at set-up (a lazy link would allocate inside a collective, where a full
 // /dev/shm becomes an error mid-call, and would need a handshake between
 // the two ranks); and the set is small and fixed (at most 7 full inbound
-// FIFOs per rank, whatever the size of the communicator).  An algorithm
-// that starts streaming over new links must add them here.
+// FIFOs per rank, whatever the size of the communicator).  (Across nodes
+// the ucx transport does make its FIFO copies on first use, ucx.cc: they
+// are its own process's memory, and a failed allocation there fails the
+// collective with a named error; their shapes still come from here.)  An
+// algorithm that starts streaming over new links must add them here.
 // Header-only and free of I/O, so unit tests cover it without hardware.
 #pragma once
 

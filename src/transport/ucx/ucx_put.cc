@@ -163,9 +163,13 @@ bool unpackRkey(UcxState &st, int peer, PutTarget &t) {
     return false;
   }
   t.native = nativeRma(ep);
-  CHORUS_INFO(kSubsysNet, "rank %d puts full slots of %s to rank %d (CHORUS_NET_PROTO=%s, %s RMA lane)", st.ctx->rank,
-              st.putMinBytes <= 1 ? "every size" : "16 KiB and more", peer, paramString(ParamId::NetProto),
-              t.native ? "a native" : st.putNativeOnly ? "no native one: active messages instead, with" : "an emulated");
+  if (!t.native && st.putNativeOnly)
+    CHORUS_INFO(kSubsysNet, "rank %d sends full slots to rank %d as active messages (CHORUS_NET_PROTO=auto: UCX has "
+                "no RMA lane to it and would emulate puts)", st.ctx->rank, peer);
+  else
+    CHORUS_INFO(kSubsysNet, "rank %d puts full slots of %s to rank %d (CHORUS_NET_PROTO=%s, %s RMA lane)",
+                st.ctx->rank, st.putMinBytes <= 1 ? "every size" : "16 KiB and more", peer,
+                paramString(ParamId::NetProto), t.native ? "a native" : "an emulated");
   return true;
 }
 
