@@ -163,7 +163,6 @@ ucp_ep_h ucxEndpoint(UcxState &st, int peer) {
     CHORUS_WARN("rank %d: UCX endpoint to rank %d failed: %s", st.ctx->rank, peer, ucs_status_string(s));
     return nullptr;
   }
-  ++st.counters.endpoints;
   return ep;
 }
 
@@ -174,8 +173,8 @@ ucp_ep_h ucxEndpoint(UcxState &st, int peer) {
 Status ucxLinkPeer(UcxState &st, int peer) {
   PeerLinks &ctx = *st.ctx;
   if (st.sendCopy[size_t(peer)]) return Status::Ok;
-  const FifoShape out = fifoShape(ctx, peer, ctx.rank), in = fifoShape(ctx, ctx.rank, peer);
-  const size_t outBytes = hostFifoBytes(ctx, out), bytes = outBytes + hostFifoBytes(ctx, in);
+  size_t outBytes = 0;
+  const size_t bytes = ucxLinkBytes(ctx, peer, &outBytes);
   char *memory = static_cast<char *>(aligned_alloc(kFifoAlign, bytes));
   if (!memory) {
     CHORUS_WARN("rank %d: no memory for the UCX FIFO copies of its link to rank %d (%zu bytes)", ctx.rank, peer, bytes);
@@ -184,8 +183,8 @@ Status ucxLinkPeer(UcxState &st, int peer) {
   memset(memory, 0, bytes);
   st.sendCopy[size_t(peer)] = memory;
   st.recvCopy[size_t(peer)] = memory + outBytes;
-  ctx.sendTo[size_t(peer)] = makeHostFifoEnd(ctx, memory, out, peer);
-  ctx.recvFrom[size_t(peer)] = makeHostFifoEnd(ctx, memory + outBytes, in, peer);
+  ctx.sendTo[size_t(peer)] = makeHostFifoEnd(ctx, memory, fifoShape(ctx, peer, ctx.rank), peer);
+  ctx.recvFrom[size_t(peer)] = makeHostFifoEnd(ctx, memory + outBytes, fifoShape(ctx, ctx.rank, peer), peer);
   ctx.sendTo[size_t(peer)].remote = ctx.recvFrom[size_t(peer)].remote = 1;
   st.rkeysOwed.push_back(peer);
   ++st.counters.linkedPeers;
@@ -257,7 +256,7 @@ Status ucxProgress(void *net, int peer, uint64_t seq, char *text, size_t len) {
     ucxPostCredit(&st, e);
   }
   st.creditReplies.clear();
-  ucxSendOwedRkeys(st);
+  if (__builtin_expect(!st.rkeysOwed.empty(), 0)) ucxSendOwedRkeys(st);  // (a poll: no call without cause)
   size_t kept = 0;
   for (const UcxState::Pending &p : st.pending) {
     const ucs_status_t s = ucp_request_check_status(p.request);
@@ -527,15 +526,15 @@ Status ucxConnect(PeerLinks &ctx, const PeerInfo *all) {
       e->remote = 1;
     }
   }
-  st.eager = strcmp(paramString(ParamId::NetConnect), "eager") == 0;
-  if (st.eager)
+  const bool eager = strcmp(paramString(ParamId::NetConnect), "eager") == 0;
+  if (eager)
     for (int p = 0; p < ctx.nranks; ++p) {
       if (!st.isRemote[size_t(p)]) continue;
       CHORUS_CHECK(ucxLinkPeer(st, p));
       if (!ucxEndpoint(st, p)) return Status::SystemError;
     }
   CHORUS_INFO(kSubsysNet, "UCX: %d ranks on other nodes, %s (CHORUS_NET_CONNECT=%s): %llu bytes of FIFO copies now",
-              remote, st.eager ? "all linked now" : "each linked on first use", paramString(ParamId::NetConnect),
+              remote, eager ? "all linked now" : "each linked on first use", paramString(ParamId::NetConnect),
               (unsigned long long)st.counters.linkedBytes);
   return Status::Ok;
 }

@@ -20,9 +20,8 @@ struct UcxCounters {
   uint64_t reordered = 0, duplicated = 0, corrupted = 0, forgedSent = 0;
   uint64_t puts = 0;  // full slots sent by put (CHORUS_NET_PROTO)
   // Connect on first use (CHORUS_NET_CONNECT): the peers on other nodes
-  // linked so far (FIFO copies made), the bytes of those copies, and the
-  // endpoints created (a link, or an abort message, makes one).
-  uint64_t linkedPeers = 0, linkedBytes = 0, endpoints = 0;
+  // linked so far (FIFO copies made) and the bytes of those copies.
+  uint64_t linkedPeers = 0, linkedBytes = 0;
 };
 UcxCounters ucxCounters(const PeerLinks &links);
 

@@ -65,7 +65,6 @@ struct UcxState {
   // CHORUS_NET_CONNECT=eager: for each linked peer one allocation holds our
   // send copy of the FIFO to it and, after it, our receive copy of its FIFO
   // to us, registered with UCX for its puts.
-  bool eager = false;
   std::vector<char *> sendCopy, recvCopy;  // by rank; null: not linked
   std::vector<ucp_mem_h> linkMemh;         // by rank: the registration (null: none)
   std::vector<int> rkeysOwed;     // linked peers not yet told where their puts go (sent after progress)
@@ -149,6 +148,13 @@ void ucxReleasePuts(UcxState &st);
 // registration and the rkey for the peer's puts follow after progress
 // (rkeysOwed).  Not Ok only when memory ran out.
 Status ucxLinkPeer(UcxState &st, int peer);
+// The bytes of that one allocation for the link to `peer`: our send copy,
+// then our receive copy, each in the link's shape.
+inline size_t ucxLinkBytes(const PeerLinks &ctx, int peer, size_t *sendCopyBytes = nullptr) {
+  const size_t out = hostFifoBytes(ctx, fifoShape(ctx, peer, ctx.rank));
+  if (sendCopyBytes) *sendCopyBytes = out;
+  return out + hostFifoBytes(ctx, fifoShape(ctx, ctx.rank, peer));
+}
 // The endpoint to `peer`, created on first use (null: UCX could not).
 ucp_ep_h ucxEndpoint(UcxState &st, int peer);
 
