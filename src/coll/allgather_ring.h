@@ -17,7 +17,7 @@ CHORUS_HOST_DEVICE void allgatherRing(const CollArgs &a, Prims &prims) {
 
   for (size_t off = 0; off < a.count && prims.ok(); off += a.sliceElems) {
     const size_t len = minSize(a.sliceElems, a.count - off);
-    auto at = [&](int block) { return size_t(block) * a.count + off; };
+    auto at = [&](int block) { return blockAt(a, block) + off; };
     prims.copySend(src + off, dst + at(a.rank), len);
     for (int k = 1; k < n - 1; ++k) prims.recvCopySend(dst + at(ring.allgatherBlock(k)), len);
     prims.recv(dst + at(ring.allgatherBlock(n - 1)), len);

@@ -25,13 +25,13 @@ CHORUS_HOST_DEVICE void alltoallOneRound(const CollArgs &a, Prims &prims) {
   for (int k = 1; k < n && prims.ok(); ++k) {
     const int to = mod(r + k, n);
     prims.connect1(-1, to);
-    prims.send(src + size_t(to) * a.count, a.count);
+    prims.send(src + blockAt(a, to), a.count);
   }
-  if (src != dst) prims.localCopy(src + size_t(r) * a.count, dst + size_t(r) * a.count, a.count);
+  if (src != dst) prims.localCopy(src + blockAt(a, r), dst + blockAt(a, r), a.count);
   for (int k = 1; k < n && prims.ok(); ++k) {
     const int from = mod(r - k, n);
     prims.connect1(from, -1);
-    prims.recv(dst + size_t(from) * a.count, a.count);
+    prims.recv(dst + blockAt(a, from), a.count);
   }
 }
 
@@ -42,10 +42,10 @@ CHORUS_HOST_DEVICE void alltoallPairwise(const CollArgs &a, Prims &prims) {
   T *dst = static_cast<T *>(a.recvbuf);
   for (int k = 0; k < a.nranks && prims.ok(); ++k) {
     const int partner = pairwisePartner(k, a.rank, a.nranks);
-    const size_t block = size_t(partner) * a.count;
+    const size_t block = blockAt(a, partner);
     if (partner == a.rank) {
       for (size_t off = 0; off < a.count; off += a.sliceElems)
-        prims.localCopy(src + size_t(a.rank) * a.count + off, dst + size_t(a.rank) * a.count + off,
+        prims.localCopy(src + blockAt(a, a.rank) + off, dst + blockAt(a, a.rank) + off,
                         minSize(a.sliceElems, a.count - off));
       continue;
     }

@@ -36,7 +36,7 @@ void alltoallSingleCopy(const CollArgs &a, Prims &prims) {
     prims.send(reinterpret_cast<const T *>(&where), sizeof where);
   }
   for (size_t off = 0; off < a.count; off += a.sliceElems)
-    prims.localCopy(src + size_t(r) * a.count + off, dst + size_t(r) * a.count + off, minSize(a.sliceElems, a.count - off));
+    prims.localCopy(src + blockAt(a, r) + off, dst + blockAt(a, r) + off, minSize(a.sliceElems, a.count - off));
   // Copy from each peer as soon as its address is here, in whatever order
   // they come: with ranks sharing cores, the next peer in line may not
   // have run yet while others have.  When none is here, wait for the
@@ -57,8 +57,8 @@ void alltoallSingleCopy(const CollArgs &a, Prims &prims) {
     uint64_t theirs = 0;
     prims.connect1(from, from);
     prims.recv(reinterpret_cast<T *>(&theirs), sizeof theirs);
-    prims.readPeer(from, reinterpret_cast<const T *>(uintptr_t(theirs)) + size_t(r) * a.count,
-                   dst + size_t(from) * a.count, a.count);
+    prims.readPeer(from, reinterpret_cast<const T *>(uintptr_t(theirs)) + blockAt(a, r),
+                   dst + blockAt(a, from), a.count);
     prims.send(&done, 1);
   }
   // Our send buffer is the caller's again once every peer has read it.

@@ -12,6 +12,7 @@ struct CollArgs {
   void *recvbuf;
   size_t count;         // allreduce/reduce/bcast: whole vector;
                         // allgather/reduce-scatter/alltoall: one rank's block
+                        // (of this call, or of this channel: blockStride)
   int root;
   int rank;
   int nranks;
@@ -22,7 +23,19 @@ struct CollArgs {
   // Ranks grouped by node (several nodes only): the trees then link nodes
   // through one head rank each (nodeTree); null: trees over rank order.
   const NodeLayout *nodes = nullptr;
+  // Allgather, reduce-scatter, alltoall: elements from one rank's block to
+  // the next in the buffers that hold a block per rank; 0: `count` (blocks
+  // back to back).  A device channel runs the same columns of every block
+  // (kernels_impl.cuh: channelArgs): its buffers start at its piece of
+  // block 0 and `count` is its piece, while the blocks stay the call's
+  // count apart.
+  size_t blockStride = 0;
 };
+
+// Where rank `block`'s block starts in a buffer of one block per rank.
+CHORUS_HOST_DEVICE inline size_t blockAt(const CollArgs &a, int block) {
+  return size_t(block) * (a.blockStride ? a.blockStride : a.count);
+}
 
 // This rank's tree `which` (0, 1) of the double binary tree.
 CHORUS_HOST_DEVICE inline BinaryTree treeOf(const CollArgs &a, int which) {

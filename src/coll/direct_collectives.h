@@ -47,10 +47,10 @@ CHORUS_HOST_DEVICE void allgatherDirect(const CollArgs &a, Prims &prims) {
   for (size_t off = 0; off < a.count && prims.ok(); off += a.sliceElems) {
     const size_t len = minSize(a.sliceElems, a.count - off);
     prims.connect(nullptr, 0, peers, npeers);
-    prims.copySend(src + off, dst + size_t(a.rank) * a.count + off, len);
+    prims.copySend(src + off, dst + blockAt(a, a.rank) + off, len);
     for (int i = 0; i < npeers; ++i) {
       prims.connect1(peers[i], -1);
-      prims.recv(dst + size_t(peers[i]) * a.count + off, len);
+      prims.recv(dst + blockAt(a, peers[i]) + off, len);
     }
   }
 }
@@ -65,9 +65,9 @@ CHORUS_HOST_DEVICE void reduceScatterDirect(const CollArgs &a, Prims &prims, T *
     const size_t len = minSize(a.sliceElems, a.count - off);
     for (int i = 0; i < npeers; ++i) {
       prims.connect1(-1, peers[i]);
-      prims.send(src + size_t(peers[i]) * a.count + off, len);
+      prims.send(src + blockAt(a, peers[i]) + off, len);
     }
-    directGatherReduce(src + size_t(a.rank) * a.count + off, dst + off, scratch, len, peers, npeers, a.rank,
+    directGatherReduce(src + blockAt(a, a.rank) + off, dst + off, scratch, len, peers, npeers, a.rank,
                        prims);
   }
 }

@@ -20,11 +20,11 @@ void allgatherPublish(const CollArgs &a, Prims &prims) {
   T *dst = static_cast<T *>(a.recvbuf);
   for (size_t off = 0; off < a.count && prims.ok(); off += a.sliceElems) {
     const size_t len = minSize(a.sliceElems, a.count - off);
-    prims.publish(src + off, dst + size_t(a.rank) * a.count + off, len);
+    prims.publish(src + off, dst + blockAt(a, a.rank) + off, len);
     // Start at the next rank so the readers of one ring are staggered.
     for (int k = 1; k < a.nranks; ++k) {
       const int peer = mod(a.rank + k, a.nranks);
-      prims.readPublished(peer, dst + size_t(peer) * a.count + off, len);
+      prims.readPublished(peer, dst + blockAt(a, peer) + off, len);
     }
   }
 }

@@ -19,8 +19,9 @@
 
 namespace chorus {
 
+// Its messages span runs of blocks: they must lie back to back (no channel pieces).
 CHORUS_HOST_DEVICE inline bool reduceScatterRecursiveHalvingFits(const CollArgs &a) {
-  return a.nranks >= 2 && isPowerOfTwo(a.nranks) && a.count * size_t(a.nranks) <= a.sliceElems;
+  return (a.blockStride == 0 || a.blockStride == a.count) && a.nranks >= 2 && isPowerOfTwo(a.nranks) && a.count * size_t(a.nranks) <= a.sliceElems;
 }
 
 template <typename T, typename Prims>

@@ -18,7 +18,7 @@ CHORUS_HOST_DEVICE void reduceScatterRing(const CollArgs &a, Prims &prims) {
 
   for (size_t off = 0; off < a.count && prims.ok(); off += a.sliceElems) {
     const size_t len = minSize(a.sliceElems, a.count - off);
-    auto at = [&](int block) { return size_t(block) * a.count + off; };
+    auto at = [&](int block) { return blockAt(a, block) + off; };
     prims.send(src + at(ring.reduceScatterBlock(0)), len);
     for (int k = 1; k < n - 1; ++k) prims.recvReduceSend(src + at(ring.reduceScatterBlock(k)), len);
     prims.recvReduceCopy(src + at(a.rank), dst + off, len);

@@ -65,6 +65,25 @@ int channelsFor(const CudaState &st, int nranks) {
   return int(fit < 1 ? 1 : fit > size_t(kCudaMaxChannels) ? size_t(kCudaMaxChannels) : fit);
 }
 
+// Channels (blocks) for one call of `bytes` (the vector, or one rank's
+// block), up to the communicator's maximum.  Allreduce, reduce and bcast:
+// one per slot's worth of the vector (`capacity`), so a 64 MiB allreduce on
+// 8 GPUs runs on 16 channels, 4 MiB each, 4 slots per ring step
+// (device_channel.h has the Little's-law sizing).  Splitting further costs
+// nothing but SMs: every channel runs the same number of ring steps, each
+// shorter, so even a latency-bound message loses nothing by it.
+// Allgather, reduce-scatter and alltoall: every rank's block is cut across
+// the channels (kernels_impl.cuh, channelArgs), one per round of loads
+// (kCudaRoundBytes) of the block, so that an 8 MiB allgather on 8 GPUs (1
+// MiB blocks) keeps 16 SMs' loads in flight as the allreduce does, where
+// one block kept 32 KiB in flight (~20-30 GB/s by Little's law).
+int channelsForCall(const CudaState &st, Coll coll, size_t bytes, size_t capacity) {
+  const bool vector = coll == Coll::Allreduce || coll == Coll::Reduce || coll == Coll::Bcast;
+  const size_t unit = vector ? capacity : kCudaRoundBytes;
+  const size_t want = bytes == 0 ? 1 : (bytes + unit - 1) / unit;
+  return int(want < size_t(st.nchannels) ? want : size_t(st.nchannels));
+}
+
 // FIFOs per rank in the IPC region: [proto][channel][peer].
 size_t fifoIndex(const CudaState &st, int nranks, int proto, int channel, int peer) {
   return (size_t(proto) * st.nchannels + channel) * nranks + peer;
@@ -293,19 +312,8 @@ Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req,
   // An LL line carries 8 data bytes; wider elements (16-byte MINLOC pairs)
   // have Simple kernels only (kernel_table.h).
   lr.proto = elemSize > 8 ? Proto::Simple : pickProto(bytes);
-  const bool split = req.coll == Coll::Allreduce || req.coll == Coll::Reduce || req.coll == Coll::Bcast;
   const size_t capacity = lr.proto == Proto::LL ? st.slotBytes / 2 : st.slotBytes;
-  // One channel per slot's worth of data, up to the communicator's maximum
-  // (16 up to 9 ranks): a 64 MiB allreduce on 8 GPUs runs on 16 channels,
-  // 4 MiB each, 4 slots per ring step (device_channel.h has the Little's-law
-  // sizing).  Splitting further costs nothing but SMs: every channel runs
-  // the same number of ring steps, each shorter, so even a latency-bound
-  // message loses nothing by it.
-  int nch = 1;
-  if (split) {
-    const size_t want = (bytes + capacity - 1) / capacity;
-    nch = int(want < size_t(st.nchannels) ? (want == 0 ? 1 : want) : size_t(st.nchannels));
-  }
+  const int nch = channelsForCall(st, req.coll, bytes, capacity);
   lr.nblocks = nch;
   DevCollArgs &a = lr.args;
   a.sendbuf = req.sendbuf;
@@ -337,7 +345,6 @@ Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req,
   a.nranks = ctx.nranks;
   a.nchannels = nch;
   a.algo = int(req.algo);
-  a.splitChannels = split ? 1 : 0;
 
   int cur = -1;
   CHORUS_CUDACHECK(cudaGetDevice(&cur));

@@ -19,7 +19,7 @@ namespace chorus {
 //  - 16 channels for large messages: 16 x 32 KiB = 512 KiB of stores to
 //    the next GPU in flight, above the ~450 KB the link needs (4 channels,
 //    the old maximum, had ~16 KiB per SM and 64 KiB in all: ~65-110 GB/s);
-//  - 128 KiB slots, 4 per FIFO: a slot is two rounds of a block, and the
+//  - 128 KiB slots, 4 per FIFO: a slot is four rounds of a block, and the
 //    FIFO memory per rank, one FIFO per peer, channel and protocol, stays
 //    at 2 x 16 x nranks x 544 KiB: 136 MiB at 8 ranks (the old 256 KiB
 //    slots took 66 MiB at 4 channels and would take 264 MiB at 16);
@@ -40,6 +40,13 @@ constexpr int kCudaMaxChannels = 16;  // blocks (channels) per collective
 #endif
 constexpr size_t kCudaSlotBytes = 128 * 1024;
 constexpr int kCudaSlots = 4;
+// One round of a block's loads of one input: every thread's kUnroll 16-byte
+// vectors (reduce_copy.cuh asserts the 4).  32 KiB at 512 threads, 2 KiB on
+// the emulation.  A channel that moves less than this per step leaves its
+// SM's loads partly idle, so the block collectives (allgather,
+// reduce-scatter, alltoall) give a channel no less than one round of each
+// rank's block (cuda_executor.cc).
+constexpr size_t kCudaRoundBytes = size_t(kCudaThreads) * 4 * 16;
 // Device FIFO memory per rank above which a communicator gets fewer channels.
 constexpr size_t kCudaFifoBudget = size_t(160) << 20;
 
@@ -70,8 +77,9 @@ struct DevChannel {
   char *scratch;      // slotBytes, for the direct algorithms
 };
 
-// The kernel argument.  `count` as in CollArgs; with splitChannels the
-// vector is cut in nchannels contiguous pieces, one per block.
+// The kernel argument.  `count` as in CollArgs; with nchannels > 1 the
+// vector, or every rank's block, is cut in nchannels pieces, one per block
+// (kernels_impl.cuh: channelArgs).
 struct alignas(16) DevCollArgs {
   const void *sendbuf;
   void *recvbuf;
@@ -86,7 +94,6 @@ struct alignas(16) DevCollArgs {
   int root, rank, nranks;
   int nchannels;
   int algo;              // chorus::Algo
-  int splitChannels;     // 1 for allreduce, reduce, bcast
 };
 
 }  // namespace chorus

@@ -26,9 +26,14 @@ namespace chorus {
 namespace kernel_detail {
 
 // This block's share of the call.  Allreduce, reduce and bcast cut their
-// vector into contiguous per-channel pieces (16-byte multiples, so vector
-// loads stay aligned); the block collectives run on one channel.
-template <typename T>
+// vector into contiguous per-channel pieces; allgather, reduce-scatter and
+// alltoall cut every rank's block the same way, so that channel c moves
+// columns [c*per, (c+1)*per) of every block and its buffers start at its
+// piece of block 0 with the blocks the call's count apart (blockStride).
+// Pieces are whole 16-byte vectors, so each channel's vector loads keep the
+// alignment of the call's buffers.  Every rank cuts alike: the piece sizes
+// agree, an empty piece (a short call on many channels) on every rank.
+template <Coll C, typename T>
 __device__ CollArgs channelArgs(const DevCollArgs &d) {
   CollArgs a;
   a.sendbuf = d.sendbuf;
@@ -38,12 +43,15 @@ __device__ CollArgs channelArgs(const DevCollArgs &d) {
   a.rank = d.rank;
   a.nranks = d.nranks;
   a.sliceElems = d.sliceElems;
-  if (d.splitChannels && d.nchannels > 1) {
+  if (d.nchannels > 1) {
     static_assert(sizeof(T) <= 16 && 16 % sizeof(T) == 0, "channel pieces are whole 16-byte vectors");
     constexpr size_t kAlign = 16 / sizeof(T);
     const size_t per = divUp(divUp(d.count, size_t(d.nchannels)), kAlign) * kAlign;
     const size_t off = minSize(size_t(blockIdx.x) * per, d.count);
     a.count = minSize(per, d.count - off);
+    if (C == Coll::Allgather || C == Coll::ReduceScatter || C == Coll::Alltoall) a.blockStride = d.count;
+    // Allgather's send buffer and reduce-scatter's receive buffer hold one
+    // block: the piece's offset in it is the same `off`.
     if (a.sendbuf) a.sendbuf = static_cast<const T *>(a.sendbuf) + off;
     if (a.recvbuf) a.recvbuf = static_cast<T *>(a.recvbuf) + off;
   }
@@ -101,7 +109,7 @@ __global__ void __launch_bounds__(kCudaThreads, 1) collKernel(DevCollArgs args) 
   }
   __syncthreads();
   const DevChannel ch = args.channels[blockIdx.x];
-  const CollArgs a = kernel_detail::channelArgs<T>(args);
+  const CollArgs a = kernel_detail::channelArgs<C, T>(args);
   if (a.count == 0 || sError) return;  // same decision on every rank: the piece sizes agree
   DevicePrims<T, Func, P> prims(args, ch, &sPending, &sError);
   kernel_detail::runAlgorithm<C, T>(a, Algo(args.algo), prims, reinterpret_cast<T *>(ch.scratch));

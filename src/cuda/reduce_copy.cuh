@@ -28,6 +28,7 @@
 #include <cuda_runtime.h>
 
 #include "coll/functors.h"
+#include "cuda/device_channel.h"
 
 namespace chorus {
 
@@ -41,6 +42,7 @@ namespace devprims {
 // x 16 KiB of stores, ~260 GB/s by Little's law); every other op, and the
 // copy collectives, keep 4.
 constexpr int kUnroll = 4;
+static_assert(kCudaRoundBytes == size_t(kCudaThreads) * kUnroll * 16, "device_channel.h sizes channels by this round");
 template <typename Func>
 struct LongFold {
   static constexpr bool value = Func::kNeedsFinalize;
