@@ -26,6 +26,7 @@
 
 #ifdef CHORUS_HAVE_CUDA
 #include "cuda/cuda_executor.h"
+#include "cuda/device_pool.h"
 #endif
 
 namespace chorus {
@@ -71,7 +72,7 @@ void destroy(Context *ctx) {
   delete ctx->progress;
   ctx->progress = nullptr;
 #ifdef CHORUS_HAVE_CUDA
-  cudaDetach(ctx->cuda);
+  cudaDetach(*ctx, ctx->cuda);
 #endif
   // A peer still waiting in a collective on it names this rank as gone, not
   // late (fault.cc); one that failed keeps saying so, which names the cause
@@ -107,9 +108,16 @@ int finalizeHook(MPI_Comm, int, void *, void *) {
   }
   // Every context's release starts before any is waited for: the set is in
   // address order, which differs from rank to rank.
-  for (Context *ctx : live)
+  for (Context *ctx : live) {
+#ifdef CHORUS_HAVE_CUDA
+    cudaBeginFree(*ctx, ctx->cuda);
+#endif
     if (ctx->netTransport && ctx->netTransport->beginFree) ctx->netTransport->beginFree(*ctx);
+  }
   for (Context *ctx : live) MPI_Comm_delete_attr(ctx->comm, g_contextKeyval);
+#ifdef CHORUS_HAVE_CUDA
+  devicePoolRelease();  // what freed communicators left in the pool: no Chorus kernel runs now
+#endif
   MPI_Comm_free_keyval(&g_contextKeyval);
   // Our own keyval too (MPI frees it once this, its last attribute, is
   // gone): valgrind counts a keyval never freed as a leak of ours.

@@ -2,6 +2,9 @@
 
 #include <cuda_runtime.h>
 
+#include <sched.h>
+
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -10,6 +13,7 @@
 #include "core/log.h"
 #include "core/params.h"
 #include "cuda/cuda_check.h"
+#include "cuda/device_pool.h"
 #include "cuda/gpu_sharing.h"
 #include "cuda/kernels.h"
 #include "transport/cuda_ipc/cuda_ipc.h"
@@ -89,14 +93,22 @@ size_t fifoIndex(const CudaState &st, int nranks, int proto, int channel, int pe
   return (size_t(proto) * st.nchannels + channel) * nranks + peer;
 }
 
+template <typename T>
+Status takeDevice(size_t bytes, T **out) {
+  void *p = nullptr;
+  const Status s = devicePoolTake(PoolMemory::Device, bytes, &p);
+  *out = static_cast<T *>(p);
+  return s;
+}
+
 Status buildChannels(PeerLinks &ctx, CudaState &st) {
   const int n = ctx.nranks;
   const size_t nchan = size_t(kProtos) * st.nchannels;
   std::vector<FifoEnd> ends(nchan * 2 * n);
   std::vector<DevChannel> chans(nchan);
-  CHORUS_CUDACHECK(cudaMalloc(&st.devEnds, ends.size() * sizeof(FifoEnd)));
-  CHORUS_CUDACHECK(cudaMalloc(&st.devChannels, chans.size() * sizeof(DevChannel)));
-  CHORUS_CUDACHECK(cudaMalloc(&st.scratch, st.slotBytes * st.nchannels));
+  CHORUS_CHECK(takeDevice(ends.size() * sizeof(FifoEnd), &st.devEnds));
+  CHORUS_CHECK(takeDevice(chans.size() * sizeof(DevChannel), &st.devChannels));
+  CHORUS_CHECK(takeDevice(st.slotBytes * st.nchannels, &st.scratch));
   for (int proto = 0; proto < kProtos; ++proto) {
     for (int c = 0; c < st.nchannels; ++c) {
       const size_t ch = size_t(proto) * st.nchannels + c;
@@ -142,9 +154,12 @@ Status localSetup(PeerLinks &ctx, CudaState &st, PeerInfo &self) {
   CHORUS_CHECK(cudaIpcSetup(fifoBytes(st) * size_t(kProtos) * st.nchannels * ctx.nranks, st.setupStream, self,
                             &st.ipc));
   CHORUS_CUDACHECK(cudaEventCreateWithFlags(&st.lastLaunch, cudaEventDisableTiming));
-  CHORUS_CUDACHECK(cudaMalloc(&st.abortFlag, sizeof(int)));
+  devicePoolTrackLaunches(st.lastLaunch);
+  CHORUS_CHECK(takeDevice(sizeof(int), &st.abortFlag));
   CHORUS_CUDACHECK(cudaMemsetAsync(st.abortFlag, 0, sizeof(int), st.setupStream));
-  CHORUS_CUDACHECK(cudaHostAlloc(&st.errHost, sizeof(DevError), cudaHostAllocMapped));
+  void *errHost = nullptr;
+  CHORUS_CHECK(devicePoolTake(PoolMemory::HostMapped, sizeof(DevError), &errHost));
+  st.errHost = static_cast<DevError *>(errHost);
   memset(st.errHost, 0, sizeof(DevError));
   CHORUS_CUDACHECK(cudaHostGetDevicePointer(reinterpret_cast<void **>(&st.errDev), st.errHost, 0));
   st.timeoutNs = uint64_t(paramInt(ParamId::Timeout)) * 1000000000ull;
@@ -247,28 +262,86 @@ Status copyDataBlocksAsync(const void *from, void *to, size_t count, size_t exte
 
 }  // namespace
 
-void cudaStateFree(CudaState *st) {
+namespace {
+
+// Waits for the communicator's last launch (enqueued calls; a graph
+// replayed later records the event too), which uses everything freed
+// after it.  Kernels end by themselves at the latest after CHORUS_TIMEOUT.
+void waitForLastLaunch(CudaState &st) {
+  if (st.lastLaunch) CHORUS_CUDACHECK_IGNORE(cudaEventSynchronize(st.lastLaunch));
+  if (st.setupStream) CHORUS_CUDACHECK_IGNORE(cudaStreamSynchronize(st.setupStream));
+}
+
+// How long a rank waits for the others at teardown before it gives up on
+// them (and keeps its FIFO memory, which a peer may then still write).
+constexpr int64_t kClosingTimeoutNs = int64_t(10) * 1000000000;
+
+int64_t elapsedNs(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - since).count();
+}
+
+}  // namespace
+
+void cudaStateFree(CudaState *st, bool keepFifos) {
   if (!st) return;
-  // The last launch may still run (enqueued calls; a graph replayed later
-  // records the event too): it uses everything freed below.  Kernels end
-  // by themselves at the latest after CHORUS_TIMEOUT.
-  if (st->lastLaunch) CHORUS_CUDACHECK_IGNORE(cudaEventSynchronize(st->lastLaunch));
-  if (st->setupStream) CHORUS_CUDACHECK_IGNORE(cudaStreamSynchronize(st->setupStream));
-  cudaIpcFree(st->ipc);
-  if (st->devEnds) cudaFree(st->devEnds);
-  if (st->devChannels) cudaFree(st->devChannels);
-  if (st->scratch) cudaFree(st->scratch);
-  if (st->abortFlag) cudaFree(st->abortFlag);
-  if (st->errHost) cudaFreeHost(st->errHost);
+  waitForLastLaunch(*st);
+  if (st->lastLaunch) devicePoolUntrackLaunches(st->lastLaunch);
+  cudaIpcFree(st->ipc, keepFifos);
+  devicePoolGive(st->devEnds);
+  devicePoolGive(st->devChannels);
+  devicePoolGive(st->scratch);
+  devicePoolGive(st->abortFlag);
+  devicePoolGive(st->errHost);
   if (st->lastLaunch) cudaEventDestroy(st->lastLaunch);
   if (st->setupStream) cudaStreamDestroy(st->setupStream);
   cudaGetLastError();
   delete st;
 }
 
-void cudaDetach(CudaAttachment &cuda) {
-  cudaStateFree(cuda.state);
+// Teardown (N1 of issue 29): a rank's FIFO memory is written by its peers'
+// kernels and read through their mappings.  Freed (or handed to the next
+// communicator by the pool) while a peer's last kernel still runs, a
+// trailing tail or LL store would land in memory that is no longer this
+// communicator's: a fresh FIFO header with a stray tail fakes posted
+// messages.  So every rank first waits for its own last launch and closes
+// its mappings of its peers' memory, then enters a non-blocking barrier
+// on the communicator; memory goes back only once every rank has passed
+// that point.  Started for every communicator before any is waited for
+// (MPI_Finalize frees them in an order that differs between ranks).
+void cudaBeginFree(PeerLinks &links, CudaAttachment &cuda) {
+  if (!cuda.state || cuda.closingStarted) return;
+  cuda.closingStarted = true;
+  waitForLastLaunch(*cuda.state);
+  if (cuda.state->ipc) cudaIpcUnmapPeers(*cuda.state->ipc);
+  // PMPI_: a release runs outside any MPIX_* call, where libchorus_mpi.so
+  // would take MPI_Ibarrier for the user's own.
+  if (PMPI_Ibarrier(links.comm, &cuda.closing) != MPI_SUCCESS) cuda.closing = MPI_REQUEST_NULL;
+}
+
+void cudaDetach(PeerLinks &links, CudaAttachment &cuda) {
+  bool keepFifos = false;
+  if (cuda.state) {
+    cudaBeginFree(links, cuda);
+    const auto start = std::chrono::steady_clock::now();
+    int done = cuda.closing == MPI_REQUEST_NULL;
+    while (!done) {
+      if (PMPI_Test(&cuda.closing, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) break;
+      if (done) break;
+      if (elapsedNs(start) > kClosingTimeoutNs) {
+        CHORUS_WARN("rank %d: the other ranks did not release the communicator within 10 s; its device FIFOs are "
+                    "left allocated, since a peer's kernel may still write into them", links.rank);
+        keepFifos = true;
+        break;
+      }
+      sched_yield();
+    }
+    // Unfinished, the request is freed; MPI completes the barrier if the
+    // others ever come.
+    if (!done && cuda.closing != MPI_REQUEST_NULL) PMPI_Request_free(&cuda.closing);
+  }
+  cudaStateFree(cuda.state, keepFifos);
   cuda.state = nullptr;
+  cuda.closingStarted = false;
   cudaStagingFree(cuda);
 }
 
@@ -356,14 +429,20 @@ Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req,
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   CHORUS_CUDACHECK(cudaStreamIsCapturing(stream, &capture));
   const bool capturing = capture != cudaStreamCaptureStatusNone;
-  Status s = orderAfterPrevious(st, stream, capturing);
-  if (s == Status::Ok) s = launchCollective(lr, stream);
-  if (stagedBytes) {
-    if (s == Status::Ok) s = copyDataBlocksAsync(staging, req.recvbuf, stagedBytes / req.elemSize, req.elemSize,
-                                                 *req.gaps, stream);
-    cudaFreeAsync(staging, stream);
+  Status s = Status::Ok;
+  {
+    // No pool block is freed between this launch and its event's record
+    // (device_pool.h): the free would wait for this kernel.
+    const auto guard = devicePoolLaunchGuard();
+    s = orderAfterPrevious(st, stream, capturing);
+    if (s == Status::Ok) s = launchCollective(lr, stream);
+    if (stagedBytes) {
+      if (s == Status::Ok) s = copyDataBlocksAsync(staging, req.recvbuf, stagedBytes / req.elemSize, req.elemSize,
+                                                   *req.gaps, stream);
+      cudaFreeAsync(staging, stream);
+    }
+    if (s == Status::Ok) s = markLaunch(st, stream, capturing);
   }
-  if (s == Status::Ok) s = markLaunch(st, stream, capturing);
   if (s == Status::Unsupported) {
     snprintf(errText, errLen,
              "no kernel for %s on %s with %s in this build (configured with --enable-cuda-dev-build?)",

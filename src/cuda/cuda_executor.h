@@ -4,6 +4,8 @@
 // (collectively), so host-only programs never initialise CUDA.
 #pragma once
 
+#include <mpi.h>
+
 #include <cstddef>
 
 #include "coll/host_executor.h"  // CollRequest
@@ -24,6 +26,9 @@ struct CudaAttachment {
   CudaState *state = nullptr;
   void *staging = nullptr;
   size_t stagingBytes = 0;
+  // Teardown's barrier (cudaBeginFree).
+  MPI_Request closing = MPI_REQUEST_NULL;
+  bool closingStarted = false;
 };
 
 // Run (blocking: wait for completion) or enqueue `req` on `stream` (nullptr:
@@ -38,11 +43,16 @@ Status cudaExecute(PeerLinks &links, CudaAttachment &cuda, const CollRequest &re
 Status cudaExecuteStaged(const PeerLinks &links, HostChannel &channel, CudaAttachment &cuda, const CollRequest &req,
                          CUstream_st *stream, char *errText, size_t errLen);
 
-// Release the state and the staging memory (local, from the context's
-// destructor).
-void cudaDetach(CudaAttachment &cuda);
-// Its two halves (cuda_executor.cc, cuda_staged.cc).
-void cudaStateFree(CudaState *st);
+// Teardown, from the context's destructor: cudaBeginFree waits for the
+// communicator's last launch, unmaps the peers' FIFOs and starts a barrier
+// on `links.comm` (MPI_Finalize starts it for every communicator before it
+// frees any); cudaDetach begins if that was not done, waits for the
+// barrier (10 s at most) and releases the state and the staging memory.
+void cudaBeginFree(PeerLinks &links, CudaAttachment &cuda);
+void cudaDetach(PeerLinks &links, CudaAttachment &cuda);
+// Its halves (cuda_executor.cc, cuda_staged.cc).  keepFifos: leave this
+// rank's FIFO memory allocated (a peer may still write into it).
+void cudaStateFree(CudaState *st, bool keepFifos = false);
 void cudaStagingFree(CudaAttachment &cuda);
 
 }  // namespace chorus

@@ -24,6 +24,7 @@
 #include "transport/transport.h"
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_executor.h"
+#include "cuda/device_pool.h"
 
 namespace chorus {
 
@@ -40,12 +41,14 @@ size_t sentBytes(const CollRequest &req, int rank, int nranks) {
   }
 }
 
+// From the device pool: cudaFreeHost would wait for every kernel on the
+// device, other communicators' among them (cuda/device_pool.h).
 Status ensureStaging(CudaAttachment &cuda, size_t bytes) {
   if (bytes <= cuda.stagingBytes) return Status::Ok;
-  if (cuda.staging) CHORUS_CUDACHECK(cudaFreeHost(cuda.staging));
+  devicePoolGive(cuda.staging);
   cuda.staging = nullptr;
   cuda.stagingBytes = 0;
-  CHORUS_CUDACHECK(cudaHostAlloc(&cuda.staging, bytes, cudaHostAllocDefault));
+  CHORUS_CHECK(devicePoolTake(PoolMemory::HostMapped, bytes, &cuda.staging));
   cuda.stagingBytes = bytes;
   return Status::Ok;
 }
@@ -102,7 +105,7 @@ Status cudaExecuteStaged(const PeerLinks &links, HostChannel &channel, CudaAttac
 }
 
 void cudaStagingFree(CudaAttachment &cuda) {
-  if (cuda.staging) CHORUS_CUDACHECK_IGNORE(cudaFreeHost(cuda.staging));
+  devicePoolGive(cuda.staging);
   cuda.staging = nullptr;
   cuda.stagingBytes = 0;
 }

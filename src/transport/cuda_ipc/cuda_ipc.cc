@@ -7,6 +7,7 @@
 
 #include "core/log.h"
 #include "cuda/cuda_check.h"
+#include "cuda/device_pool.h"
 
 namespace chorus {
 
@@ -29,7 +30,9 @@ Status cudaIpcSetup(size_t bytes, CUstream_st *stream, PeerInfo &self, CudaIpcSt
   int dev = -1;
   CHORUS_CUDACHECK(cudaGetDevice(&dev));
   void *p = nullptr;
-  CHORUS_CUDACHECK(cudaMalloc(&p, bytes));
+  // From the pool: a communicator's freed FIFOs are reused by the next one
+  // (cleared below), and freed only while no kernel runs.
+  CHORUS_CHECK(devicePoolTake(PoolMemory::Device, bytes, &p));
   st->local = static_cast<char *>(p);
   // Zeroed before any peer can map it.  Not cudaMemset and
   // cudaDeviceSynchronize: the legacy stream waits for every blocking
@@ -87,11 +90,17 @@ Status cudaIpcConnect(CudaIpcState &st, const PeerInfo *all, int nranks, int sel
 char *cudaIpcLocal(const CudaIpcState &st) { return st.local; }
 char *cudaIpcPeer(const CudaIpcState &st, int peer) { return st.peer[peer]; }
 
-void cudaIpcFree(CudaIpcState *st) {
-  if (!st) return;
-  for (char *p : st->peer)
+void cudaIpcUnmapPeers(CudaIpcState &st) {
+  for (char *&p : st.peer) {
     if (p) CHORUS_CUDACHECK_IGNORE(cudaIpcCloseMemHandle(p));
-  if (st->local) CHORUS_CUDACHECK_IGNORE(cudaFree(st->local));
+    p = nullptr;
+  }
+}
+
+void cudaIpcFree(CudaIpcState *st, bool keepMemory) {
+  if (!st) return;
+  cudaIpcUnmapPeers(*st);
+  if (!keepMemory) devicePoolGive(st->local);
   delete st;
 }
 

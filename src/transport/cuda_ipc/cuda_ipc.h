@@ -12,16 +12,20 @@ namespace chorus {
 
 struct CudaIpcState;
 
-// Allocate `bytes` of zeroed device memory for this rank's inbound FIFOs on
-// the current device and describe it (IPC handle, device, bus id) in `self`.
+// Take `bytes` of zeroed device memory (cuda/device_pool.h) for this rank's
+// inbound FIFOs on the current device and describe it (IPC handle, device, bus id) in `self`.
 // Zeroed on `stream` (a private non-blocking one), which it synchronises.
 Status cudaIpcSetup(size_t bytes, CUstream_st *stream, PeerInfo &self, CudaIpcState **out);
 // Map every peer's FIFO memory (all[] from the allgather after setup).
 Status cudaIpcConnect(CudaIpcState &st, const PeerInfo *all, int nranks, int self);
 char *cudaIpcLocal(const CudaIpcState &st);
 char *cudaIpcPeer(const CudaIpcState &st, int peer);
-// Unmap the peers, free the local memory.
-void cudaIpcFree(CudaIpcState *st);
+// Unmap the peers (teardown's first half: before the barrier that lets
+// every rank give back its memory, cuda_executor.cc).
+void cudaIpcUnmapPeers(CudaIpcState &st);
+// Unmap what is still mapped; give the local memory back to the device
+// pool unless `keepMemory` (a peer may still write into it: it is left).
+void cudaIpcFree(CudaIpcState *st, bool keepMemory = false);
 
 bool cudaIpcCanConnect(const PeerInfo &self, const PeerInfo &peer);
 
