@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -67,6 +68,34 @@ int channelsFor(const CudaState &st, int nranks) {
   const size_t perChannel = fifoBytes(st) * size_t(kProtos) * size_t(nranks);
   const size_t fit = kCudaFifoBudget / perChannel;
   return int(fit < 1 ? 1 : fit > size_t(kCudaMaxChannels) ? size_t(kCudaMaxChannels) : fit);
+}
+
+// Channels this rank's GPU can hold at once.  A collective's blocks wait
+// for each other across ranks (block c of every rank exchanges with block
+// c of the others), so all of them must be resident together: one per
+// multiprocessor (__launch_bounds__(kCudaThreads, 1)).  A rank that got
+// only some of its blocks onto the GPU would wait, with them, for peers
+// whose missing blocks wait for it.  Under MPS a client gets
+// CUDA_MPS_ACTIVE_THREAD_PERCENTAGE of the multiprocessors (rounded down
+// here; MPS may round up).  Kernels of other work that hold SMs delay the
+// launch but end by themselves; chorus(7) says what a job must leave free.
+int residentChannels(int device, int *sms, double *mpsShare) {
+  *sms = 0;
+  *mpsShare = 100;
+  if (cudaDeviceGetAttribute(sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess || *sms < 1) {
+    cudaGetLastError();
+    return kCudaMaxChannels;
+  }
+  int fit = *sms;
+  if (const char *pct = getenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE")) {
+    char *end = nullptr;
+    const double p = strtod(pct, &end);
+    if (end != pct && p > 0 && p < 100) {
+      *mpsShare = p;
+      fit = int(double(*sms) * p / 100.0);
+    }
+  }
+  return fit < 1 ? 1 : fit;
 }
 
 // Channels (blocks) for one call of `bytes` (the vector, or one rank's
@@ -173,8 +202,26 @@ Status localSetup(PeerLinks &ctx, CudaState &st, PeerInfo &self) {
 // a refreshed PeerInfo table, maps its peers.  Every rank learns whether any
 // failed, so nobody waits for a peer that gave up.
 Status createState(PeerLinks &ctx, CudaAttachment &cuda) {
+  // The channel count fixes every rank's FIFO layout: agreed, the smallest
+  // any rank's GPU can hold.
+  int device = 0, sms = 0;
+  double mpsShare = 100;
+  if (cudaGetDevice(&device) != cudaSuccess) cudaGetLastError();
+  const int mine = residentChannels(device, &sms, &mpsShare);
+  int fit = mine;
+  CHORUS_MPICHECK(MPI_Allreduce(&mine, &fit, 1, MPI_INT, MPI_MIN, ctx.comm));
   auto *st = new CudaState;
   st->nchannels = channelsFor(*st, ctx.nranks);
+  if (fit < st->nchannels) {
+    if (mine == fit)
+      CHORUS_INFO(kSubsysCuda, "rank %d: %d channels, not %d: the GPU runs %d blocks at once (%d multiprocessors%s)",
+                  ctx.rank, fit, st->nchannels, fit, sms,
+                  mpsShare < 100 ? ", of which CUDA_MPS_ACTIVE_THREAD_PERCENTAGE gives this process a share" : "");
+    else
+      CHORUS_INFO(kSubsysCuda, "rank %d: %d channels, not %d: another rank's GPU runs no more blocks at once",
+                  ctx.rank, fit, st->nchannels);
+    st->nchannels = fit;
+  }
   PeerInfo self = ctx.peers[ctx.rank];
   Status s = localSetup(ctx, *st, self);
   int good = s == Status::Ok, allGood = 0;

@@ -123,6 +123,39 @@ int main(int argc, char **argv) {
     check(name + ": allreduce on W, enqueued around the other communicator's free",
           rcW == MPI_SUCCESS ? compare(dW, inW, kCountW) : errorText(rcW));
   }
+  // Ranks whose GPUs hold different numbers of blocks at once: rank 0 gets
+  // 2% of the multiprocessors under MPS (2 of the emulation's 132), the
+  // others all of them.  The communicator's channels are agreed (the FIFO
+  // layout depends on them); lifecycle.sh reads the INFO line that says so.
+  // Allgather and allreduce large enough to want every channel.
+  if (g_rank == 0) setenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "2", 1);
+  {
+    MPI_Comm m;
+    MPI_Comm_dup(MPI_COMM_WORLD, &m);
+    MPI_Comm_set_errhandler(m, MPI_ERRORS_RETURN);
+    const std::vector<int32_t> in = inputs(kRounds + 1, kCountW, 5);
+    CUDA_OK(cudaMemcpy(dInW, in.data(), kCountW * 4, cudaMemcpyHostToDevice));
+    int rc = MPIX_Allreduce_gpu(dInW, dW, MPI_Count(kCountW), MPI_INT32_T, MPI_SUM, m);
+    check("allreduce, ranks with different multiprocessor shares", rc == MPI_SUCCESS ? compare(dW, in, kCountW) : errorText(rc));
+    const size_t block = kCountW / size_t(g_size);
+    int32_t *dAll = nullptr;
+    CUDA_OK(cudaMalloc(&dAll, block * size_t(g_size) * 4));
+    rc = MPIX_Allgather_gpu(dInW, MPI_Count(block), MPI_INT32_T, dAll, MPI_Count(block), MPI_INT32_T, m);
+    std::string why = rc == MPI_SUCCESS ? "" : errorText(rc);
+    if (why.empty()) {
+      std::vector<int32_t> want(block * size_t(g_size)), got(want.size());
+      MPI_Allgather(in.data(), int(block), MPI_INT32_T, want.data(), int(block), MPI_INT32_T, MPI_COMM_WORLD);
+      CUDA_OK(cudaMemcpy(got.data(), dAll, got.size() * 4, cudaMemcpyDeviceToHost));
+      for (size_t i = 0; i < got.size() && why.empty(); ++i)
+        if (got[i] != want[i])
+          why = "element " + std::to_string(i) + " is " + std::to_string(got[i]) + ", MPI says " +
+                std::to_string(want[i]);
+    }
+    check("allgather, ranks with different multiprocessor shares", why);
+    cudaFree(dAll);
+    MPI_Comm_free(&m);
+  }
+  unsetenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE");
   // An enqueued call's failure is reported by the next call: one more.
   {
     const std::vector<int32_t> in = inputs(kRounds, kCountW, 4);

@@ -14,6 +14,7 @@ cudaError_t fail(cudaError_t e);
 
 int currentDevice();
 int deviceCount();  // CHORUS_EMU_DEVICES, read once
+int smCount();      // CHORUS_EMU_SMS, read once
 
 // Run every thread of a grid as a host thread, all at once; returns when
 // the last has finished (block.cc).

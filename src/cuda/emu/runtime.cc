@@ -221,6 +221,17 @@ int deviceCount() {
   return n;
 }
 
+// Streaming multiprocessors a device reports: CHORUS_EMU_SMS (default 132,
+// an H100's or H200's).  Nothing runs on them here (every block of a
+// launch runs at once on host threads); Chorus sizes its channels by them.
+int smCount() {
+  static const int n = [] {
+    const size_t v = envSize("CHORUS_EMU_SMS", 132);
+    return int(v > 100000 ? 100000 : v);
+  }();
+  return n;
+}
+
 int currentDevice() { return tCurrentDevice; }
 
 int deviceOfPointer(const void *p) {
@@ -313,7 +324,7 @@ cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device) 
   switch (attr) {
     case cudaDevAttrMaxThreadsPerBlock: *value = 1024; return cudaSuccess;
     case cudaDevAttrClockRate: *value = 1000000; return cudaSuccess;  // kHz: clock64() counts nanoseconds
-    case cudaDevAttrMultiProcessorCount: *value = 1; return cudaSuccess;
+    case cudaDevAttrMultiProcessorCount: *value = chorus_emu::smCount(); return cudaSuccess;
     case cudaDevAttrPciBusId: *value = 0x10 + device; return cudaSuccess;
     case cudaDevAttrPciDeviceId: *value = 0; return cudaSuccess;
     case cudaDevAttrPciDomainId: *value = 0; return cudaSuccess;
@@ -338,7 +349,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device) {
   prop->totalGlobalMem = chorus_emu::envSize("CHORUS_EMU_MEMORY", size_t(4) << 30);
   prop->maxThreadsPerBlock = 1024;
   prop->clockRate = 1000000;
-  prop->multiProcessorCount = 1;
+  prop->multiProcessorCount = chorus_emu::smCount();
   prop->pciBusID = 0x10 + device;
   return cudaSuccess;
 }
