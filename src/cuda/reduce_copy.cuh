@@ -105,14 +105,10 @@ __device__ __forceinline__ bool aligned16(const void *p) { return (reinterpret_c
 // A store to global memory (this GPU's or a peer's through CUDA IPC), cached
 // in L2 only: st.global.cg rather than the generic st, which costs an
 // address-space check, and L1 would only hold lines nobody reads again.
-// g++ (the CPU emulation, src/cuda/emu) takes a plain store.
+// (The CPU emulation's __stcg is a plain store that traps misalignment.)
 template <typename W>
 __device__ __forceinline__ void storeGlobal(W *p, W v) {
-#ifdef __CUDA_ARCH__
   __stcg(p, v);
-#else
-  *p = v;
-#endif
 }
 
 // The 16 bytes that start m bytes (1..15) into the 32 bytes lo:hi, in

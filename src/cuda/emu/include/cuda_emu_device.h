@@ -12,6 +12,8 @@
 #include <sched.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <tuple>
@@ -38,6 +40,10 @@ struct ThreadCoords {
   uint3 threadIndex, blockIndex;
   dim3 blockSize, gridSize;
   BlockState *block;
+  // The kernel as its launch spelled it, and the function that launched it
+  // (its template arguments name the instantiation): for the alignment trap.
+  const char *kernel;
+  const char *launcher;
 };
 
 inline thread_local ThreadCoords tDevice;
@@ -75,14 +81,34 @@ void submitKernel(cudaStream_t stream, dim3 grid, dim3 block, DeviceThreadBody b
 // the kernel's parameter types now and copied into the closure, as CUDA
 // copies them at launch; each thread then gets its own copy as a call would.
 template <typename... Params, typename... Args>
-void launchKernel(void (*kernel)(Params...), dim3 grid, dim3 block, size_t /*sharedBytes: static only*/,
-                  cudaStream_t stream, Args &&...args) {
+void launchKernel(const char *name, const char *launcher, void (*kernel)(Params...), dim3 grid, dim3 block,
+                  size_t /*sharedBytes: static only*/, cudaStream_t stream, Args &&...args) {
   std::tuple<std::decay_t<Params>...> params(std::forward<Args>(args)...);
-  submitKernel(stream, grid, block, [kernel, params](const ThreadCoords &coords) {
+  submitKernel(stream, grid, block, [kernel, params, name, launcher](const ThreadCoords &coords) {
     tDevice = coords;
+    tDevice.kernel = name;
+    tDevice.launcher = launcher;
     tSharedUsed = 0;
     std::apply(kernel, params);
   });
+}
+
+// A GPU faults on an access not aligned to its width ("misaligned
+// address", the kernel dies); x86 does it silently.  So the sized accesses
+// the kernels make through the helpers below check, and a misaligned one
+// aborts the process naming the kernel, the thread and the address, as
+// the GPU would have failed the launch.
+__attribute__((noinline, cold)) inline void misalignedAccess(const void *p, size_t width, const char *what) {
+  fprintf(stderr,
+          "chorus cuda emulation: misaligned %zu-byte %s at %p in kernel %s (block %u, thread %u), launched by %s: "
+          "a GPU faults here\n",
+          width, what, p, tDevice.kernel ? tDevice.kernel : "?", tDevice.blockIndex.x, tDevice.threadIndex.x,
+          tDevice.launcher ? tDevice.launcher : "?");
+  fflush(stderr);
+  abort();
+}
+inline void checkAligned(const void *p, size_t width, const char *what) {
+  if (__builtin_expect((reinterpret_cast<uintptr_t>(p) & (width - 1)) != 0, 0)) misalignedAccess(p, width, what);
 }
 
 }  // namespace chorus_emu
@@ -116,25 +142,49 @@ inline long long clock64() { return ::chorus_emu::deviceClock(); }
 // primitives call them where the PTX versions go).  The global timer yields
 // like clock64: the kernels' spin-waits read it every 1024 polls.
 #define CHORUS_MEMORY_MODEL_DEFINED 1
-inline uint64_t chorusLoadRelaxedSys(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
-inline void chorusStoreRelaxedSys(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
-inline uint64_t chorusLoadAcquireSys(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-inline void chorusStoreReleaseSys(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+inline uint64_t chorusLoadRelaxedSys(const uint64_t *p) {
+  ::chorus_emu::checkAligned(p, 8, "load");
+  return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+inline void chorusStoreRelaxedSys(uint64_t *p, uint64_t v) {
+  ::chorus_emu::checkAligned(p, 8, "store");
+  __atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+inline uint64_t chorusLoadAcquireSys(const uint64_t *p) {
+  ::chorus_emu::checkAligned(p, 8, "load");
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+inline void chorusStoreReleaseSys(uint64_t *p, uint64_t v) {
+  ::chorus_emu::checkAligned(p, 8, "store");
+  __atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
 inline void chorusFenceAcqRelSys() { std::atomic_thread_fence(std::memory_order_acq_rel); }
 inline uint64_t chorusGlobalTimerNs() { return uint64_t(::chorus_emu::deviceClock()); }
 
 // "Cache volatile": a load the compiler may not cache or merge.
-inline unsigned int __ldcv(const unsigned int *p) { return *reinterpret_cast<const volatile unsigned int *>(p); }
+inline unsigned int __ldcv(const unsigned int *p) {
+  ::chorus_emu::checkAligned(p, 4, "load");
+  return *reinterpret_cast<const volatile unsigned int *>(p);
+}
 inline unsigned long long __ldcv(const unsigned long long *p) {
+  ::chorus_emu::checkAligned(p, 8, "load");
   return *reinterpret_cast<const volatile unsigned long long *>(p);
 }
 inline uint4 __ldcv(const uint4 *p) {
+  ::chorus_emu::checkAligned(p, 16, "load");
   const volatile unsigned long long *q = reinterpret_cast<const volatile unsigned long long *>(p);
   const unsigned long long lo = q[0], hi = q[1];
   uint4 v;
   std::memcpy(&v, &lo, 8);
   std::memcpy(reinterpret_cast<char *>(&v) + 8, &hi, 8);
   return v;
+}
+
+// "Cache global": a store to L2 only; here a plain store of the same width.
+template <typename W>
+inline void __stcg(W *p, W v) {
+  ::chorus_emu::checkAligned(p, sizeof(W), "store");
+  *p = v;
 }
 
 inline int atomicCAS(int *address, int compare, int val) {
@@ -144,5 +194,5 @@ inline int atomicCAS(int *address, int compare, int val) {
 
 // Chorus's spellings of what g++ cannot parse (src/cuda/device_lang.h).
 #define CHORUS_LAUNCH(kernel, grid, block, sharedBytes, stream, ...) \
-  ::chorus_emu::launchKernel(kernel, grid, block, sharedBytes, stream, __VA_ARGS__)
+  ::chorus_emu::launchKernel(#kernel, __PRETTY_FUNCTION__, kernel, grid, block, sharedBytes, stream, __VA_ARGS__)
 #define CHORUS_BLOCK_SHARED(Type, name) Type &name = ::chorus_emu::blockShared<Type>()
