@@ -108,10 +108,13 @@ int run(ApiCall &call, Context &ctx, const CollRequest &req, uint64_t seq, Trace
 #ifdef CHORUS_HAVE_CUDA
   if (onDevice) {
     char text[320] = "";
-    if (ctx.nnodes > 1)  // across nodes: staged through host memory (cuda_staged.cc)
-      s = cudaExecuteStaged(ctx, ctx.channel, ctx.cuda, req, stream, text, sizeof text);
-    else
+    if (ctx.nnodes > 1) {  // across nodes: staged through host memory (cuda_staged.cc)
+      size_t staged = 0;
+      s = cudaExecuteStaged(ctx, ctx.channel, ctx.cuda, req, stream, &staged, text, sizeof text);
+      if (ctx.stats) ctx.stats->coll[int(req.coll)].staged += staged;
+    } else {
       s = cudaExecute(ctx, ctx.cuda, req, stream, !enqueue, text, sizeof text);
+    }
     if (s == Status::Aborted)
       return failCollective(call, ctx, trace, s,
                             text[0] ? text : "an earlier collective on this communicator failed; free it");

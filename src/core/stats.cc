@@ -23,9 +23,10 @@ void statsPrint(const CommStats &s, int commId, int rank, int nranks) {
       algos += (algos.empty() ? "" : ",") + std::string(algoName(Algo(a))) + ":" + std::to_string(st.byAlgo[a]);
     }
     // One fprintf per line: the ranks share the terminal.
-    fprintf(stderr, "CHORUS STATS comm %d rank %d/%d: %s calls=%llu bytes=%llu time=%.6f s failed=%llu algos=%s\n",
+    fprintf(stderr,
+            "CHORUS STATS comm %d rank %d/%d: %s calls=%llu bytes=%llu time=%.6f s failed=%llu algos=%s staged=%llu\n",
             commId, rank, nranks, collName(Coll(c)), (unsigned long long)st.calls, (unsigned long long)st.bytes,
-            st.ns / 1e9, (unsigned long long)st.failed, algos.c_str());
+            st.ns / 1e9, (unsigned long long)st.failed, algos.c_str(), (unsigned long long)st.staged);
   }
 }
 

@@ -16,6 +16,9 @@ struct CollStats {
   int64_t ns = 0;
   uint64_t failed = 0;
   uint64_t byAlgo[int(Algo::Count)] = {};
+  // Device buffers: bytes copied through host memory and run by the CPU
+  // (across nodes, cuda_staged.cc); 0 where the kernels ran.
+  uint64_t staged = 0;
 };
 
 struct CommStats {
@@ -34,7 +37,7 @@ inline void statsRecord(CommStats &s, Coll coll, Algo algo, uint64_t bytes, int6
 }
 
 // One line per collective called, on stderr:
-//   CHORUS STATS comm 0 rank 1/4: allreduce calls=20 bytes=160 time=0.000412 s failed=0 algos=direct:20
+//   CHORUS STATS comm 0 rank 1/4: allreduce calls=20 bytes=160 time=0.000412 s failed=0 algos=direct:20 staged=0
 void statsPrint(const CommStats &s, int commId, int rank, int nranks);
 
 // libchorus_mpi.so's line per MPI function, at MPI_Finalize: calls routed

@@ -39,9 +39,10 @@ Status cudaExecute(PeerLinks &links, CudaAttachment &cuda, const CollRequest &re
 
 // Device buffers on a communicator spanning nodes (cuda_staged.cc): copied
 // into pinned host memory, run by the host executor on `channel`, copied
-// back; returns once the result is in recvbuf.
+// back; returns once the result is in recvbuf.  `stagedBytes`: the bytes
+// it copied through host memory, both ways (CHORUS_STATS).
 Status cudaExecuteStaged(const PeerLinks &links, HostChannel &channel, CudaAttachment &cuda, const CollRequest &req,
-                         CUstream_st *stream, char *errText, size_t errLen);
+                         CUstream_st *stream, size_t *stagedBytes, char *errText, size_t errLen);
 
 // Teardown, from the context's destructor: cudaBeginFree waits for the
 // communicator's last launch, unmaps the peers' FIFOs and starts a barrier

@@ -56,7 +56,8 @@ Status ensureStaging(CudaAttachment &cuda, size_t bytes) {
 }  // namespace
 
 Status cudaExecuteStaged(const PeerLinks &links, HostChannel &channel, CudaAttachment &cuda, const CollRequest &req,
-                         CUstream_st *stream, char *errText, size_t errLen) {
+                         CUstream_st *stream, size_t *stagedBytes, char *errText, size_t errLen) {
+  *stagedBytes = 0;
   const size_t sendBytes = sentBytes(req, links.rank, links.nranks);
   const size_t recvBytes = receivedBytes(req, links.rank, links.nranks);
   // In place (and every bcast): one region both ways.
@@ -101,6 +102,8 @@ Status cudaExecuteStaged(const PeerLinks &links, HostChannel &channel, CudaAttac
     CHORUS_CUDACHECK(cudaMemcpyAsync(req.recvbuf, hostRecv, recvBytes, cudaMemcpyDefault, s));
     CHORUS_CUDACHECK(cudaStreamSynchronize(s));
   }
+  // (A type with gaps staged the receive buffer in first, too.)
+  *stagedBytes = sendBytes + recvBytes + (req.gaps ? recvBytes : 0);
   return Status::Ok;
 }
 
