@@ -208,8 +208,22 @@ Status createState(PeerLinks &ctx, CudaAttachment &cuda) {
   double mpsShare = 100;
   if (cudaGetDevice(&device) != cudaSuccess) cudaGetLastError();
   const int mine = residentChannels(device, &sms, &mpsShare);
-  int fit = mine;
-  CHORUS_MPICHECK(MPI_Allreduce(&mine, &fit, 1, MPI_INT, MPI_MIN, ctx.comm));
+  // With it, the build's FIFO geometry: ranks that index each other's
+  // FIFOs by different slot sizes or counts (two builds in one job) would
+  // read each other's data as garbage.  Min and max of a digest in the same
+  // reduction (the max as the min of its negation).
+  const int64_t geometry = int64_t(kCudaSlotBytes) * 1000003 + int64_t(kCudaSlots) * 10007 +
+                           int64_t(kCudaThreads) * 101 + int64_t(kCudaMaxChannels) + int64_t(sizeof(FifoEnd)) * 7;
+  const int64_t agree[3] = {mine, geometry, -geometry};
+  int64_t agreed[3] = {0, 0, 0};
+  CHORUS_MPICHECK(MPI_Allreduce(agree, agreed, 3, MPI_INT64_T, MPI_MIN, ctx.comm));
+  if (agreed[1] != -agreed[2]) {
+    CHORUS_WARN("rank %d: the device FIFO geometry differs between ranks (here %d slots of %zu bytes, %d threads and "
+                "up to %d channels per collective): every rank must run the same Chorus build",
+                ctx.rank, kCudaSlots, kCudaSlotBytes, kCudaThreads, kCudaMaxChannels);
+    return Status::InvalidArgument;
+  }
+  const int fit = int(agreed[0]);
   auto *st = new CudaState;
   st->nchannels = channelsFor(*st, ctx.nranks);
   if (fit < st->nchannels) {

@@ -98,6 +98,13 @@ int main(int argc, char **argv) {
     const int rc = MPIX_Allreduce_gpu(dInW, dW, MPI_Count(kCountW), MPI_INT32_T, MPI_SUM, w);
     check("W's first allreduce", rc == MPI_SUCCESS ? compare(dW, in, kCountW) : errorText(rc));
   }
+  // Without W's resources the rounds' enqueued calls would each try to set
+  // them up, a collective, while the other ranks wait in MPI_Barrier.
+  if (g_failed) {
+    if (g_rank == 0) printf("FAIL: W could not be set up; no round run\n");
+    MPI_Finalize();
+    return 1;
+  }
 
   for (int round = 0; round < kRounds; ++round) {
     const int early = round % g_size;
