@@ -13,7 +13,8 @@
 //      LL packs 4 data bytes with a 4-byte flag (the message number, see
 //      llFlag) in each 8-byte store; receivers poll the flags per line.
 //   3. barrier; thread 0 fences once and posts: head to the receive peers
-//      (credits back), tail to the send peers.
+//      (credits back), tail to the send peers (Simple only: LL receivers
+//      poll the lines).
 // Every wait is bounded by timeoutNs of the global timer; on expiry the block
 // records the peer and message in the host-mapped DevError, raises its abort
 // flag (which stops every other block too) and the primitives become no-ops.
@@ -56,18 +57,23 @@ namespace devprims {
 // receiver waiting for message m must never find that flag in a line
 // written by another message.  The sender therefore re-flags its whole slot
 // (every line: the message's own, the rest with no data) when it sends a
-// message m with m mod C < nslots, C = 2^(W-1): each slot once per C
-// messages, at its first use included.  nslots divides C, so when message m
-// is sent, slot m % nslots was last re-flagged by message
+// message m >= C with m mod C < nslots, C = 2^(W-1): each slot once per C
+// messages from the C-th on.  nslots divides C, so when a message m >= C is
+// sent, slot m % nslots was last re-flagged by message
 // m' = C*floor(m/C) + m % nslots, and m - m' < C.  Every line of the slot
 // then holds the flag of a message in [m', m] (writes to a line follow
 // message order: the sender overwrites a slot only after the receiver's
 // release of its credit, which orders the reads of the previous message
-// before), never 0 from the zeroed FIFO; and no two messages less than 2^W
-// apart share a flag, so a line matches only when message m wrote it.
+// before); and no two messages less than 2^W apart share a flag, so a line
+// matches only when message m wrote it.  Before message C a line holds 0
+// (the FIFO is zeroed at set-up) or the flag of an earlier message, and
+// flags 1..C of messages 0..C-1 are distinct and never 0: a slot's first
+// use needs no re-flag (at W = 32 no slot is ever re-flagged in practice:
+// C is 2^31 messages).
 __device__ __forceinline__ uint32_t llFlag(uint64_t message, uint32_t mask) { return uint32_t(message + 1) & mask; }
 __device__ __forceinline__ bool llReflag(uint64_t message, uint32_t mask, int nslots) {
-  return (message & uint64_t(mask >> 1)) < uint64_t(nslots);
+  const uint64_t c = uint64_t(mask >> 1) + 1;
+  return message >= c && (message & (c - 1)) < uint64_t(nslots);
 }
 
 }  // namespace devprims
@@ -354,10 +360,12 @@ class DevicePrims {
         ++e.step;
         chorusStoreRelaxedSys(&e.header->head.value, e.step);
       }
+      // LL receivers poll the lines, never the tail: an LL FIFO's tail
+      // (its own, not Simple's) is not posted.
       for (int i = 0; doSend && i < nsend_; ++i) {
         FifoEnd &e = *send_[i];
         ++e.step;
-        chorusStoreRelaxedSys(&e.header->tail.value, e.step);
+        if (!ll) chorusStoreRelaxedSys(&e.header->tail.value, e.step);
       }
     }
     // No barrier needed here: the next step's barrier orders the step
