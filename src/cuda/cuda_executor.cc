@@ -4,12 +4,10 @@
 
 #include <sched.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <string>
 #include <vector>
 
 #include "transport/transport.h"
@@ -19,7 +17,6 @@
 #include "cuda/device_pool.h"
 #include "cuda/gpu_sharing.h"
 #include "cuda/kernels.h"
-#include "topo/topology.h"
 #include "transport/cuda_ipc/cuda_ipc.h"
 
 namespace chorus {
@@ -34,7 +31,6 @@ struct CudaState {
   DevChannel *devChannels = nullptr; // [proto][channel]
   char *scratch = nullptr;           // [channel][slotBytes]
   int *abortFlag = nullptr;          // device memory
-  int *ringOrder = nullptr;          // device memory, [2][nranks]: order, then where; null: rank order
   DevError *errHost = nullptr;       // host-mapped
   DevError *errDev = nullptr;
   uint64_t timeoutNs = 0;
@@ -172,36 +168,6 @@ Status buildChannels(PeerLinks &ctx, CudaState &st) {
   return Status::Ok;
 }
 
-// The device rings' order (B5 of issue 29): the node's GPUs in topology
-// order (topoRankKey: the GPU's index among the node's GPUs, which hwloc
-// lists along the PCIe tree, so GPUs under one switch or bridge sit side
-// by side), ranks sharing a GPU next to each other, ties in rank order.  In
-// rank order a ring on a PCIe machine would hop across the root complex at
-// every other step.  Every rank sorts the same allgathered keys.
-Status buildRingOrder(PeerLinks &ctx, CudaState &st) {
-  const int n = ctx.nranks;
-  const int64_t mine = topoRankKey(st.device);
-  std::vector<int64_t> keys(size_t(n), 0);
-  CHORUS_MPICHECK(MPI_Allgather(&mine, 1, MPI_INT64_T, keys.data(), 1, MPI_INT64_T, ctx.comm));
-  std::vector<int> ring(size_t(2) * size_t(n));
-  for (int r = 0; r < n; ++r) ring[size_t(r)] = r;
-  std::stable_sort(ring.begin(), ring.begin() + n, [&](int a, int b) { return keys[size_t(a)] < keys[size_t(b)]; });
-  bool rankOrder = true;
-  for (int p = 0; p < n; ++p) {
-    ring[size_t(n) + size_t(ring[size_t(p)])] = p;
-    rankOrder = rankOrder && ring[size_t(p)] == p;
-  }
-  if (rankOrder) return Status::Ok;
-  std::string text;
-  for (int p = 0; p < n; ++p) text += (p ? " " : "") + std::to_string(ring[size_t(p)]);
-  CHORUS_INFO(kSubsysCuda, "device rings in GPU topology order: %s", text.c_str());
-  CHORUS_CHECK(takeDevice(ring.size() * sizeof(int), &st.ringOrder));
-  CHORUS_CUDACHECK(cudaMemcpyAsync(st.ringOrder, ring.data(), ring.size() * sizeof(int), cudaMemcpyHostToDevice,
-                                   st.setupStream));
-  CHORUS_CUDACHECK(cudaStreamSynchronize(st.setupStream));  // before `ring` goes
-  return Status::Ok;
-}
-
 // The LL flag re-flags each slot once per 2^(bits-1) messages, which the
 // slot count must divide (prims_device.cuh: llFlag); CHORUS_LL_FLAG_BITS
 // goes down to 4.
@@ -279,7 +245,6 @@ Status createState(PeerLinks &ctx, CudaAttachment &cuda) {
     s = cudaIpcConnect(*st->ipc, ctx.peers.data(), ctx.nranks, ctx.rank);
     reportGpuSharing(ctx.peers.data(), ctx.nranks, ctx.rank);
     if (s == Status::Ok) s = buildChannels(ctx, *st);
-    if (s == Status::Ok) s = buildRingOrder(ctx, *st);
     good = s == Status::Ok;
     MPI_Allreduce(&good, &allGood, 1, MPI_INT, MPI_MIN, ctx.comm);
   }
@@ -387,7 +352,6 @@ void cudaStateFree(CudaState *st, bool keepFifos) {
   devicePoolGive(st->devChannels);
   devicePoolGive(st->scratch);
   devicePoolGive(st->abortFlag);
-  devicePoolGive(st->ringOrder);
   devicePoolGive(st->errHost);
   if (st->lastLaunch) cudaEventDestroy(st->lastLaunch);
   if (st->setupStream) cudaStreamDestroy(st->setupStream);
@@ -508,8 +472,6 @@ Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req,
   a.channels = st.devChannels + (lr.proto == Proto::LL ? st.nchannels : 0);
   a.error = st.errDev;
   a.abortFlag = st.abortFlag;
-  a.ringOrder = st.ringOrder;
-  a.ringWhere = st.ringOrder ? st.ringOrder + ctx.nranks : nullptr;
   a.timeoutNs = st.timeoutNs;
   a.llFlagMask = st.llFlagMask;
   a.root = req.root;

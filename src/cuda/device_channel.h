@@ -89,10 +89,6 @@ struct alignas(16) DevCollArgs {
   DevChannel *channels;  // [nchannels] in device memory
   DevError *error;       // device alias of the host-mapped record
   int *abortFlag;        // device memory: set once by the first failing block
-  // The rings' order of the ranks and its inverse, in device memory (null:
-  // rank order): the node's GPUs in topology order (cuda_executor.cc).
-  const int *ringOrder;
-  const int *ringWhere;
   uint64_t timeoutNs;     // of the global timer; 0: wait forever
   uint32_t llFlagMask;    // 2^CHORUS_LL_FLAG_BITS - 1 (prims_device.cuh: llFlag)
   int root, rank, nranks;

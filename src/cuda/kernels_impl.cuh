@@ -43,8 +43,6 @@ __device__ CollArgs channelArgs(const DevCollArgs &d) {
   a.rank = d.rank;
   a.nranks = d.nranks;
   a.sliceElems = d.sliceElems;
-  a.ringOrder = d.ringOrder;
-  a.ringWhere = d.ringWhere;
   if (d.nchannels > 1) {
     static_assert(sizeof(T) <= 16 && 16 % sizeof(T) == 0, "channel pieces are whole 16-byte vectors");
     constexpr size_t kAlign = 16 / sizeof(T);
