@@ -27,6 +27,7 @@ struct CudaState {
   size_t slotBytes = kCudaSlotBytes;
   int nslots = kCudaSlots;
   CudaIpcState *ipc = nullptr;
+  char *fifos = nullptr;             // this rank's inbound FIFOs, exported by cuda_ipc (device memory)
   FifoEnd *devEnds = nullptr;        // [proto][channel][sendTo|recvFrom][peer]
   DevChannel *devChannels = nullptr; // [proto][channel]
   char *scratch = nullptr;           // [channel][slotBytes]
@@ -180,8 +181,11 @@ static_assert(kCudaSlots > 0 && (kCudaSlots & (kCudaSlots - 1)) == 0 && kCudaSlo
 Status localSetup(PeerLinks &ctx, CudaState &st, PeerInfo &self) {
   CHORUS_CUDACHECK(cudaGetDevice(&st.device));
   CHORUS_CUDACHECK(cudaStreamCreateWithFlags(&st.setupStream, cudaStreamNonBlocking));
-  CHORUS_CHECK(cudaIpcSetup(fifoBytes(st) * size_t(kProtos) * st.nchannels * ctx.nranks, st.setupStream, self,
-                            &st.ipc));
+  // From the pool: a communicator's freed FIFOs are reused by the next one
+  // (cudaIpcSetup clears them), and freed only while no kernel runs.
+  const size_t fifoRegion = fifoBytes(st) * size_t(kProtos) * st.nchannels * ctx.nranks;
+  CHORUS_CHECK(takeDevice(fifoRegion, &st.fifos));
+  CHORUS_CHECK(cudaIpcSetup(st.fifos, fifoRegion, st.setupStream, self, &st.ipc));
   CHORUS_CUDACHECK(cudaEventCreateWithFlags(&st.lastLaunch, cudaEventDisableTiming));
   devicePoolTrackLaunches(st.lastLaunch);
   CHORUS_CHECK(takeDevice(sizeof(int), &st.abortFlag));
@@ -347,7 +351,8 @@ void cudaStateFree(CudaState *st, bool keepFifos) {
   if (!st) return;
   waitForLastLaunch(*st);
   if (st->lastLaunch) devicePoolUntrackLaunches(st->lastLaunch);
-  cudaIpcFree(st->ipc, keepFifos);
+  cudaIpcFree(st->ipc);
+  if (!keepFifos) devicePoolGive(st->fifos);
   devicePoolGive(st->devEnds);
   devicePoolGive(st->devChannels);
   devicePoolGive(st->scratch);

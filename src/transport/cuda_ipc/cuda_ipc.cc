@@ -7,7 +7,6 @@
 
 #include "core/log.h"
 #include "cuda/cuda_check.h"
-#include "cuda/device_pool.h"
 
 namespace chorus {
 
@@ -23,16 +22,12 @@ bool cudaIpcCanConnect(const PeerInfo &self, const PeerInfo &peer) {
   return self.hostHash == peer.hostHash && peer.hasIpc;
 }
 
-Status cudaIpcSetup(size_t bytes, CUstream_st *stream, PeerInfo &self, CudaIpcState **out) {
+Status cudaIpcSetup(void *p, size_t bytes, CUstream_st *stream, PeerInfo &self, CudaIpcState **out) {
   auto *st = new CudaIpcState;
   *out = st;
   st->bytes = bytes;
   int dev = -1;
   CHORUS_CUDACHECK(cudaGetDevice(&dev));
-  void *p = nullptr;
-  // From the pool: a communicator's freed FIFOs are reused by the next one
-  // (cleared below), and freed only while no kernel runs.
-  CHORUS_CHECK(devicePoolTake(PoolMemory::Device, bytes, &p));
   st->local = static_cast<char *>(p);
   // Zeroed before any peer can map it.  Not cudaMemset and
   // cudaDeviceSynchronize: the legacy stream waits for every blocking
@@ -97,10 +92,9 @@ void cudaIpcUnmapPeers(CudaIpcState &st) {
   }
 }
 
-void cudaIpcFree(CudaIpcState *st, bool keepMemory) {
+void cudaIpcFree(CudaIpcState *st) {
   if (!st) return;
   cudaIpcUnmapPeers(*st);
-  if (!keepMemory) devicePoolGive(st->local);
   delete st;
 }
 

@@ -12,10 +12,11 @@ namespace chorus {
 
 struct CudaIpcState;
 
-// Take `bytes` of zeroed device memory (cuda/device_pool.h) for this rank's
-// inbound FIFOs on the current device and describe it (IPC handle, device, bus id) in `self`.
+// Zero `bytes` of device memory at `local` (the caller's: the CUDA
+// executor takes it from its pool, cuda/device_pool.h, and gives it back)
+// for this rank's inbound FIFOs on the current device and describe it (IPC handle, device, bus id) in `self`.
 // Zeroed on `stream` (a private non-blocking one), which it synchronises.
-Status cudaIpcSetup(size_t bytes, CUstream_st *stream, PeerInfo &self, CudaIpcState **out);
+Status cudaIpcSetup(void *local, size_t bytes, CUstream_st *stream, PeerInfo &self, CudaIpcState **out);
 // Map every peer's FIFO memory (all[] from the allgather after setup).
 Status cudaIpcConnect(CudaIpcState &st, const PeerInfo *all, int nranks, int self);
 char *cudaIpcLocal(const CudaIpcState &st);
@@ -23,9 +24,9 @@ char *cudaIpcPeer(const CudaIpcState &st, int peer);
 // Unmap the peers (teardown's first half: before the barrier that lets
 // every rank give back its memory, cuda_executor.cc).
 void cudaIpcUnmapPeers(CudaIpcState &st);
-// Unmap what is still mapped; give the local memory back to the device
-// pool unless `keepMemory` (a peer may still write into it: it is left).
-void cudaIpcFree(CudaIpcState *st, bool keepMemory = false);
+// Unmap what is still mapped and release the state (not the local memory,
+// which is the caller's).
+void cudaIpcFree(CudaIpcState *st);
 
 bool cudaIpcCanConnect(const PeerInfo &self, const PeerInfo &peer);
 
