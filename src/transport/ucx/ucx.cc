@@ -85,6 +85,30 @@ void chooseNetDevice(ucp_config_t *config, int localRank) {
   else CHORUS_WARN("could not point UCX at %s: %s", device.c_str(), ucs_status_string(st));
 }
 
+// UCX reassembles an eager active message larger than one network segment
+// (8 KiB over tcp) in a buffer it mallocs when the first fragment arrives
+// and frees once our handler has copied it out.  Several full slots in
+// flight at once (an alltoall at 4 ranks: three 64 KiB messages) leave
+// more free at the heap's top than glibc's initial trim threshold (128
+// KiB), so every collective grew the heap and gave it back: 16 page faults
+// per 64 KiB, a fifth of the time in a profile, and a 1 MiB alltoall
+// across 4 nodes 4x slower than Open MPI (perf/RESULTS.md).  glibc raises
+// its mmap threshold to the size of a freed mapped block, and its trim
+// threshold to twice that (mallopt(3), "dynamic mmap threshold"): freeing
+// one such block once makes the heap keep what reassembly reuses.  A
+// program that set the thresholds itself (mallopt) keeps its own.
+constexpr size_t kReassemblyHeapBytes = size_t(4) << 20;
+
+void keepReassemblyHeap() {
+#ifdef __GLIBC__
+  void *(*volatile allocate)(size_t) = malloc;  // not elided with the free below
+  if (void *block = allocate(kReassemblyHeapBytes)) {
+    static_cast<volatile char *>(block)[0] = 0;
+    free(block);
+  }
+#endif
+}
+
 // `remoteRanks`: the ranks on other nodes of the first communicator that
 // crosses nodes, as UCX's estimate of the endpoints to come (it sizes
 // per-endpoint resources and, at scale, picks transports by it);
@@ -92,6 +116,7 @@ void chooseNetDevice(ucp_config_t *config, int localRank) {
 Status acquireUcp(int localRank, int remoteRanks, int localRanks) {
   std::lock_guard<std::mutex> lock(g_ucpMutex);
   if (g_ucpUsers++ > 0) return Status::Ok;
+  keepReassemblyHeap();
   ucp_config_t *config = nullptr;
   ucs_status_t st = ucp_config_read(nullptr, nullptr, &config);  // UCX_TLS, UCX_NET_DEVICES... pass through
   if (st == UCS_OK) chooseNetDevice(config, localRank);
