@@ -137,6 +137,18 @@ int main(int argc, char **argv) {
   // Allgather and allreduce large enough to want every channel.
   if (g_rank == 0) setenv("CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "2", 1);
   {
+    // What rank 0's share holds (2% of its GPU's multiprocessors, at least
+    // one), for lifecycle.sh to find on every rank: 2 of the emulation's
+    // 132 or an H100's, 1 on a GPU of fewer than 100.
+    int device = 0, sms = 0;
+    CUDA_OK(cudaGetDevice(&device));
+    CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    int expected = sms * 2 / 100 < 1 ? 1 : sms * 2 / 100;
+    MPI_Bcast(&expected, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    printf("rank %d: expects %d channels\n", g_rank, expected);
+    fflush(stdout);
+  }
+  {
     MPI_Comm m;
     MPI_Comm_dup(MPI_COMM_WORLD, &m);
     MPI_Comm_set_errhandler(m, MPI_ERRORS_RETURN);
