@@ -32,23 +32,11 @@
 namespace {
 
 int g_rank = 0, g_size = 1;
-long g_checked = 0, g_failed = 0;
+CaseCount g_cases;
 
-void check(const std::string &what, const std::string &why) {
-  const int bad = why.empty() ? 0 : 1;
-  int anyBad = 0;
-  MPI_Allreduce(&bad, &anyBad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  ++g_checked;
-  if (bad) fprintf(stderr, "rank %d: FAIL %s: %s\n", g_rank, what.c_str(), why.c_str());
-  if (anyBad) ++g_failed;
-}
+void check(const std::string &what, const std::string &why) { checkCase(g_cases, what, why); }
 
-std::string errorText(int rc) {
-  char text[MPI_MAX_ERROR_STRING] = "";
-  int len = 0;
-  MPI_Error_string(rc, text, &len);
-  return text;
-}
+std::string errorText(int rc) { return mpiErrorText(rc); }
 
 // The inputs of round `round` on this rank, and MPI's sum of every rank's.
 std::vector<int32_t> inputs(int round, size_t count, int salt) {
@@ -100,7 +88,7 @@ int main(int argc, char **argv) {
   }
   // Without W's resources the rounds' enqueued calls would each try to set
   // them up, a collective, while the other ranks wait in MPI_Barrier.
-  if (g_failed) {
+  if (g_cases.failed) {
     if (g_rank == 0) printf("FAIL: W could not be set up; no round run\n");
     MPI_Finalize();
     return 1;
@@ -189,9 +177,9 @@ int main(int argc, char **argv) {
   cudaFree(dInW);
   if (g_rank == 0) {
     const char *proto = getenv("CHORUS_PROTO");
-    printf("%s: %ld of %ld cases failed (%d ranks, %d rounds, CHORUS_PROTO=%s)\n", g_failed ? "FAIL" : "PASS",
-           g_failed, g_checked, g_size, kRounds, proto ? proto : "auto");
+    printf("%s: %ld of %ld cases failed (%d ranks, %d rounds, CHORUS_PROTO=%s)\n", g_cases.failed ? "FAIL" : "PASS",
+           g_cases.failed, g_cases.checked, g_size, kRounds, proto ? proto : "auto");
   }
   MPI_Finalize();
-  return g_failed ? 1 : 0;
+  return g_cases.failed ? 1 : 0;
 }

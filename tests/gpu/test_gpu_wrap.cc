@@ -34,7 +34,7 @@
 namespace {
 
 int g_rank = 0, g_size = 1;
-long g_checked = 0, g_failed = 0;
+CaseCount g_cases;
 
 
 uint32_t mix(uint64_t x) {  // splitmix64 finaliser, low half
@@ -44,22 +44,10 @@ uint32_t mix(uint64_t x) {  // splitmix64 finaliser, low half
   return uint32_t(x ^ (x >> 31));
 }
 
-// Every rank's verdict on one case: rank 0 prints the failures.
-void check(const std::string &what, const std::string &why) {
-  const int bad = why.empty() ? 0 : 1;
-  int anyBad = 0;
-  MPI_Allreduce(&bad, &anyBad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  ++g_checked;
-  if (bad) fprintf(stderr, "rank %d: FAIL %s: %s\n", g_rank, what.c_str(), why.c_str());
-  if (anyBad) ++g_failed;
-}
+// One case's verdict, agreed by every rank (gpu_test_env.h).
+void check(const std::string &what, const std::string &why) { checkCase(g_cases, what, why); }
 
-std::string errorText(int rc) {
-  char text[MPI_MAX_ERROR_STRING] = "";
-  int len = 0;
-  MPI_Error_string(rc, text, &len);
-  return text;
-}
+std::string errorText(int rc) { return mpiErrorText(rc); }
 
 // The first element where `got` differs from `want`, or "".
 std::string firstDifference(const std::vector<int32_t> &got, const std::vector<int32_t> &want, size_t from,
@@ -251,8 +239,9 @@ int main(int argc, char **argv) {
   else check("order: two host threads on cudaStreamPerThread", "MPI gives no MPI_THREAD_SERIALIZED: not run");
   if (g_rank == 0) {
     printf("%s: %ld of %ld cases failed (%d ranks, CHORUS_PROTO=%s, CHORUS_LL_FLAG_BITS=%s)\n",
-           g_failed ? "FAIL" : "PASS", g_failed, g_checked, g_size, proto ? proto : "auto", bits ? bits : "32");
+           g_cases.failed ? "FAIL" : "PASS", g_cases.failed, g_cases.checked, g_size, proto ? proto : "auto",
+           bits ? bits : "32");
   }
   MPI_Finalize();
-  return g_failed ? 1 : 0;
+  return g_cases.failed ? 1 : 0;
 }
