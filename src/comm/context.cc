@@ -1,5 +1,6 @@
 #include "comm/context.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -66,13 +68,71 @@ void logSummary(const Context &ctx) {
               (unsigned long long)bytes, ns / 1e9, (unsigned long long)failed);
 }
 
+// The release's barrier (PeerLinks::closing): needed where a peer may still
+// use something of this rank's after this rank is done with the
+// communicator: its device FIFOs, written by the peers' kernels
+// (cuda_executor.cc, cudaBeginFree), or its UCX connections, which still
+// carry what the peers read last (ucx.cc, ucxBeginFree).  Each rank first
+// does what only it can, then enters; whatever a peer may use goes only
+// once the barrier completes, within kClosingTimeoutNs.  A communicator on
+// one node without device buffers needs none.  Started for every
+// communicator before any is waited for at MPI_Finalize (finalizeHook),
+// which frees them in an order that differs between ranks.
+constexpr int64_t kClosingTimeoutNs = int64_t(10) * 1000000000;
+
+void beginRelease(Context &ctx) {
+  if (ctx.closingStarted) return;
+  ctx.closingStarted = true;
+  bool needed = ctx.netTransport != nullptr;
+#ifdef CHORUS_HAVE_CUDA
+  cudaBeginFree(ctx.cuda);
+  needed = needed || ctx.cuda.state != nullptr;
+#endif
+  // No barrier if a peer's connection failed: it would never complete.
+  if (ctx.netTransport && ctx.netTransport->beginFree && !ctx.netTransport->beginFree(ctx)) return;
+  // PMPI_: a release runs outside any MPIX_* call, where libchorus_mpi.so
+  // would take MPI_Ibarrier for the user's own.
+  if (needed && ctx.established && PMPI_Ibarrier(ctx.comm, &ctx.closing) != MPI_SUCCESS)
+    ctx.closing = MPI_REQUEST_NULL;
+}
+
+// Whether every rank passed its release.  Progresses the network meanwhile
+// (as a collective would, holding the worker): peers still receiving get
+// what they wait for.
+bool awaitRelease(Context &ctx) {
+  if (ctx.closing == MPI_REQUEST_NULL) return false;
+  const NetOps *net = ctx.channel.netOps;
+  if (net) net->enter(ctx.channel.net);
+  const auto start = std::chrono::steady_clock::now();
+  int done = 0;
+  for (;;) {
+    if (net) net->progress(ctx.channel.net, -1, 0, nullptr, 0);
+    if (PMPI_Test(&ctx.closing, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || done) break;
+    if (std::chrono::steady_clock::now() - start > std::chrono::nanoseconds(kClosingTimeoutNs)) {
+      CHORUS_WARN("rank %d: the other ranks did not release the communicator within %.0f s; releasing this rank's "
+                  "part without them", ctx.rank, kClosingTimeoutNs / 1e9);
+      break;
+    }
+    sched_yield();
+  }
+  if (net) net->leave(ctx.channel.net);
+  // Unfinished, the request is freed; MPI completes it if the others come.
+  if (!done && ctx.closing != MPI_REQUEST_NULL) PMPI_Request_free(&ctx.closing);
+  ctx.closing = MPI_REQUEST_NULL;
+  return done != 0;
+}
+
 void destroy(Context *ctx) {
   // MPI lets a communicator be freed with collectives outstanding: they
   // finish first (each within CHORUS_TIMEOUT), then the worker is joined.
   delete ctx->progress;
   ctx->progress = nullptr;
+  beginRelease(*ctx);
+  const bool peersDone = awaitRelease(*ctx);
 #ifdef CHORUS_HAVE_CUDA
-  cudaDetach(*ctx, ctx->cuda);
+  cudaDetach(ctx->cuda, peersDone);
+#else
+  (void)peersDone;
 #endif
   // A peer still waiting in a collective on it names this rank as gone, not
   // late (fault.cc); one that failed keeps saying so, which names the cause
@@ -108,12 +168,7 @@ int finalizeHook(MPI_Comm, int, void *, void *) {
   }
   // Every context's release starts before any is waited for: the set is in
   // address order, which differs from rank to rank.
-  for (Context *ctx : live) {
-#ifdef CHORUS_HAVE_CUDA
-    cudaBeginFree(*ctx, ctx->cuda);
-#endif
-    if (ctx->netTransport && ctx->netTransport->beginFree) ctx->netTransport->beginFree(*ctx);
-  }
+  for (Context *ctx : live) beginRelease(*ctx);
   for (Context *ctx : live) MPI_Comm_delete_attr(ctx->comm, g_contextKeyval);
 #ifdef CHORUS_HAVE_CUDA
   devicePoolRelease();  // what freed communicators left in the pool: no Chorus kernel runs now

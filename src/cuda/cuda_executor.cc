@@ -4,7 +4,6 @@
 
 #include <sched.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -337,14 +336,6 @@ void waitForLastLaunch(CudaState &st) {
   if (st.setupStream) CHORUS_CUDACHECK_IGNORE(cudaStreamSynchronize(st.setupStream));
 }
 
-// How long a rank waits for the others at teardown before it gives up on
-// them (and keeps its FIFO memory, which a peer may then still write).
-constexpr int64_t kClosingTimeoutNs = int64_t(10) * 1000000000;
-
-int64_t elapsedNs(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - since).count();
-}
-
 }  // namespace
 
 void cudaStateFree(CudaState *st, bool keepFifos) {
@@ -370,44 +361,26 @@ void cudaStateFree(CudaState *st, bool keepFifos) {
 // trailing tail or LL store would land in memory that is no longer this
 // communicator's: a fresh FIFO header with a stray tail fakes posted
 // messages.  So every rank first waits for its own last launch and closes
-// its mappings of its peers' memory, then enters a non-blocking barrier
-// on the communicator; memory goes back only once every rank has passed
-// that point.  Started for every communicator before any is waited for
-// (MPI_Finalize frees them in an order that differs between ranks).
-void cudaBeginFree(PeerLinks &links, CudaAttachment &cuda) {
-  if (!cuda.state || cuda.closingStarted) return;
-  cuda.closingStarted = true;
+// its mappings of its peers' memory (here), then enters the communicator's
+// release barrier (comm/context.cc); memory goes back only once every rank
+// has passed that point.
+void cudaBeginFree(CudaAttachment &cuda) {
+  if (!cuda.state || cuda.released) return;
+  cuda.released = true;
   waitForLastLaunch(*cuda.state);
   if (cuda.state->ipc) cudaIpcUnmapPeers(*cuda.state->ipc);
-  // PMPI_: a release runs outside any MPIX_* call, where libchorus_mpi.so
-  // would take MPI_Ibarrier for the user's own.
-  if (PMPI_Ibarrier(links.comm, &cuda.closing) != MPI_SUCCESS) cuda.closing = MPI_REQUEST_NULL;
 }
 
-void cudaDetach(PeerLinks &links, CudaAttachment &cuda) {
-  bool keepFifos = false;
+void cudaDetach(CudaAttachment &cuda, bool peersDone) {
   if (cuda.state) {
-    cudaBeginFree(links, cuda);
-    const auto start = std::chrono::steady_clock::now();
-    int done = cuda.closing == MPI_REQUEST_NULL;
-    while (!done) {
-      if (PMPI_Test(&cuda.closing, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) break;
-      if (done) break;
-      if (elapsedNs(start) > kClosingTimeoutNs) {
-        CHORUS_WARN("rank %d: the other ranks did not release the communicator within 10 s; its device FIFOs are "
-                    "left allocated, since a peer's kernel may still write into them", links.rank);
-        keepFifos = true;
-        break;
-      }
-      sched_yield();
-    }
-    // Unfinished, the request is freed; MPI completes the barrier if the
-    // others ever come.
-    if (!done && cuda.closing != MPI_REQUEST_NULL) PMPI_Request_free(&cuda.closing);
+    cudaBeginFree(cuda);
+    if (!peersDone)
+      CHORUS_WARN("the other ranks were not seen to release the communicator: its device FIFOs are left allocated, "
+                  "since a peer's kernel may still write into them");
   }
-  cudaStateFree(cuda.state, keepFifos);
+  cudaStateFree(cuda.state, !peersDone);
   cuda.state = nullptr;
-  cuda.closingStarted = false;
+  cuda.released = false;
   cudaStagingFree(cuda);
 }
 

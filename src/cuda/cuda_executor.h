@@ -26,9 +26,7 @@ struct CudaAttachment {
   CudaState *state = nullptr;
   void *staging = nullptr;
   size_t stagingBytes = 0;
-  // Teardown's barrier (cudaBeginFree).
-  MPI_Request closing = MPI_REQUEST_NULL;
-  bool closingStarted = false;
+  bool released = false;  // cudaBeginFree ran
 };
 
 // Run (blocking: wait for completion) or enqueue `req` on `stream` (nullptr:
@@ -44,13 +42,13 @@ Status cudaExecute(PeerLinks &links, CudaAttachment &cuda, const CollRequest &re
 Status cudaExecuteStaged(const PeerLinks &links, HostChannel &channel, CudaAttachment &cuda, const CollRequest &req,
                          CUstream_st *stream, size_t *stagedBytes, char *errText, size_t errLen);
 
-// Teardown, from the context's destructor: cudaBeginFree waits for the
-// communicator's last launch, unmaps the peers' FIFOs and starts a barrier
-// on `links.comm` (MPI_Finalize starts it for every communicator before it
-// frees any); cudaDetach begins if that was not done, waits for the
-// barrier (10 s at most) and releases the state and the staging memory.
-void cudaBeginFree(PeerLinks &links, CudaAttachment &cuda);
-void cudaDetach(PeerLinks &links, CudaAttachment &cuda);
+// Teardown, around the release's barrier (comm/context.cc): cudaBeginFree,
+// before it, waits for the communicator's last launch and unmaps the peers'
+// FIFOs; cudaDetach, after it, releases the state and the staging memory,
+// this rank's FIFO memory only when `peersDone` (every rank passed the
+// barrier, so no peer's kernel still writes into it).
+void cudaBeginFree(CudaAttachment &cuda);
+void cudaDetach(CudaAttachment &cuda, bool peersDone);
 // Its halves (cuda_executor.cc, cuda_staged.cc).  keepFifos: leave this
 // rank's FIFO memory allocated (a peer may still write into it).
 void cudaStateFree(CudaState *st, bool keepFifos = false);

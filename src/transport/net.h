@@ -29,8 +29,8 @@ struct NetOps {
   // Run the network: deliver what arrived, complete what was sent.  Not Ok
   // (with `text` filled) when `peer`, the rank the caller waits for, has
   // failed or left.  A peer leaving is no error by itself: its connections
-  // close only once every rank is done with the communicator (ucx.cc,
-  // ucxBeginFree), and a peer may still send it credits it no longer needs.
+  // close only once every rank is done with the communicator (the release
+  // barrier, comm/context.cc), and a peer may still send it credits it no longer needs.
   // `seq` is the running collective's number: a peer's failure in a later
   // one (it ran ahead) does not fail this one.
   Status (*progress)(void *net, int peer, uint64_t seq, char *text, size_t len);

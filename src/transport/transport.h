@@ -86,6 +86,13 @@ struct PeerLinks {
   // Pids of the peers on this machine whose death a waiting rank can see
   // (kill(pid, 0)); 0 for the others.
   std::vector<int32_t> watchedPids;
+  // The release's one barrier on the communicator (comm/context.cc): every
+  // rank first finishes what only it can (its last kernel, its mappings of
+  // the peers' memory), then memory a peer may still write into and
+  // connections a peer may still read from go only once every rank has
+  // passed that point.
+  MPI_Request closing = MPI_REQUEST_NULL;
+  bool closingStarted = false;
 };
 
 // The slots of the FIFO from `sender` into `receiver`; any rank computes
@@ -116,10 +123,10 @@ struct TransportOps {
   // Called after every rank has connected (a barrier separates the two),
   // e.g. to unlink names so nothing leaks if a process dies.
   Status (*postConnect)(PeerLinks &links);
-  // Optional: start what free() must wait for without blocking, so that a
-  // rank releasing several contexts at once (MPI_Finalize) can start every
-  // one before it waits for any, in whatever order its contexts are kept.
-  void (*beginFree)(PeerLinks &links);
+  // Optional, before the release's barrier (PeerLinks::closing): whether
+  // that barrier can complete at all.  false when a peer this transport
+  // reaches has failed (its connection did): then no rank waits for it.
+  bool (*beginFree)(PeerLinks &links);
   Status (*free)(PeerLinks &links);
 };
 

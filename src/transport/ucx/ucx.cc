@@ -342,8 +342,9 @@ Status ucxProgress(void *net, int peer, uint64_t seq, char *text, size_t len) {
   }
   // Any failed connection fails a wait, not only one to the awaited peer:
   // no rank closes its connections before every rank is done with the
-  // communicator (ucxBeginFree), so a failure now is a rank that died or
-  // became unreachable, which the collective needs, directly or not.
+  // communicator (the release barrier, comm/context.cc), so a failure now
+  // is a rank that died or became unreachable, which the collective needs,
+  // directly or not.
   int gone = st.failed[size_t(peer)] != UCS_OK ? peer : -1;
   for (size_t p = 0; gone < 0 && p < st.failed.size(); ++p)
     if (st.failed[p] != UCS_OK) gone = int(p);
@@ -670,10 +671,9 @@ Status ucxPostConnect(PeerLinks &ctx) {
 // what the peer's socket still holds, and the peer's collective fails with
 // "Endpoint timeout" naming this rank (seen in 1 of 3 runs of 20000
 // back-to-back broadcasts, 4 ranks on 4 played nodes, ending in
-// MPI_Finalize).  So free() waits for a non-blocking barrier on the
-// communicator, progressing UCX meanwhile so that the peers still receiving
-// get what they wait for.  MPI_Finalize and MPI_Comm_free are collective, so
-// every live rank comes.
+// MPI_Finalize).  So ucxFree runs after the release's barrier
+// (comm/context.cc), which progresses UCX meanwhile so that the peers
+// still receiving get what they wait for.
 //
 // Whether to enter the barrier must not depend on what one rank saw: a
 // collective that failed (a checksum mismatch, a timeout) fails on some
@@ -684,38 +684,12 @@ Status ucxPostConnect(PeerLinks &ctx) {
 // CHORUS_TIMEOUT, so a rank whose collective failed still comes.  Only a
 // failed endpoint skips it: its peer is dead or unreachable, and then the
 // barrier cannot complete on any rank.
-void ucxBeginFree(PeerLinks &ctx) {
-  UcxState *st = stateOf(ctx);
-  // A context that failed to set up is freed on its own ranks only.
-  if (!st || !st->worker || !ctx.established || st->closingStarted) return;
-  st->closingStarted = true;
+bool ucxBeginFree(PeerLinks &ctx) {
+  const UcxState *st = stateOf(ctx);
+  if (!st) return true;
   for (ucs_status_t f : st->failed)
-    if (f != UCS_OK) return;
-  // PMPI_: a release runs outside any MPIX_* call, where libchorus_mpi.so
-  // would take MPI_Ibarrier for the user's own.
-  if (PMPI_Ibarrier(ctx.comm, &st->closing) != MPI_SUCCESS) st->closing = MPI_REQUEST_NULL;
-}
-
-// Bounded: a peer that dies now must not hang the teardown.
-void waitForClosingBarrier(UcxState &st, int64_t timeoutNs) {
-  const int64_t start = nowNs();
-  int done = st.closing == MPI_REQUEST_NULL;
-  while (!done) {
-    ucxProgress(&st, -1, 0, nullptr, 0);
-    if (MPI_Test(&st.closing, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) break;
-    if (done) break;
-    // Peers that saw the barrier complete close their connections while we
-    // still test it; that is no failure.  The request is waited for even
-    // then: one left behind would be progressed by MPI after the
-    // communicator is freed.  Only a rank that never comes (dead, and
-    // unnoticed here) leaves it behind, after the warning.
-    if (nowNs() - start > timeoutNs) {
-      CHORUS_WARN("rank %d: the other ranks did not release the communicator within 10 s; closing its UCX "
-                  "connections without waiting for them", st.ctx->rank);
-      break;
-    }
-    sched_yield();
-  }
+    if (f != UCS_OK) return false;
+  return true;
 }
 
 Status ucxFree(PeerLinks &ctx) {
@@ -724,8 +698,6 @@ Status ucxFree(PeerLinks &ctx) {
   char text[256];
   ucxProgressDetach(*st);  // from here this thread alone runs the worker
   if (st->worker) {
-    ucxBeginFree(ctx);
-    waitForClosingBarrier(*st, 10ll * 1000000000);
     // Whatever was posted leaves first, within a bounded time: a dead peer
     // must not hang the teardown.
     ucxFlush(st, 0, 10ll * 1000000000, text, sizeof text);

@@ -109,8 +109,6 @@ struct UcxState {
   std::atomic<int64_t> idleSince{0};  // CLOCK_MONOTONIC ns at the end of the last collective
   int progressEfd = -1;           // the worker's event descriptor, while the progress thread watches it
   bool wakeProgress = false;      // the collective left UCX a flush to finish: wake the thread at its end
-  MPI_Request closing = MPI_REQUEST_NULL;  // the barrier ucxFree waits for (ucxBeginFree)
-  bool closingStarted = false;
 };
 
 // Arrival handlers (ucx_arrival.cc), registered by ucxSetup.
