@@ -18,7 +18,7 @@ struct Block {
 };
 
 struct Pool {
-  std::mutex mu;
+  std::shared_mutex mu;  // exclusive but for launches
   std::vector<Block> taken;  // handed out
   std::vector<Block> idle;   // given back, not yet freed
   std::vector<cudaEvent_t> launches;
@@ -60,7 +60,7 @@ Status devicePoolTake(PoolMemory kind, size_t bytes, void **out) {
   int device = -1;
   if (kind == PoolMemory::Device) CHORUS_CUDACHECK(cudaGetDevice(&device));
   Pool &p = pool();
-  std::lock_guard<std::mutex> lock(p.mu);
+  std::lock_guard<std::shared_mutex> lock(p.mu);
   for (size_t i = 0; i < p.idle.size(); ++i) {
     const Block &b = p.idle[i];
     if (b.kind == kind && b.device == device && b.bytes >= bytes && b.bytes / 2 <= bytes) {
@@ -84,7 +84,7 @@ Status devicePoolTake(PoolMemory kind, size_t bytes, void **out) {
 void devicePoolGive(void *ptr) {
   if (!ptr) return;
   Pool &p = pool();
-  std::lock_guard<std::mutex> lock(p.mu);
+  std::lock_guard<std::shared_mutex> lock(p.mu);
   auto it = std::find_if(p.taken.begin(), p.taken.end(), [ptr](const Block &b) { return b.ptr == ptr; });
   if (it == p.taken.end()) {
     CHORUS_WARN("device pool: %p was not taken from it; left alone", ptr);
@@ -97,21 +97,23 @@ void devicePoolGive(void *ptr) {
 
 void devicePoolTrackLaunches(cudaEvent_t lastLaunch) {
   Pool &p = pool();
-  std::lock_guard<std::mutex> lock(p.mu);
+  std::lock_guard<std::shared_mutex> lock(p.mu);
   p.launches.push_back(lastLaunch);
 }
 
 void devicePoolUntrackLaunches(cudaEvent_t lastLaunch) {
   Pool &p = pool();
-  std::lock_guard<std::mutex> lock(p.mu);
+  std::lock_guard<std::shared_mutex> lock(p.mu);
   p.launches.erase(std::remove(p.launches.begin(), p.launches.end(), lastLaunch), p.launches.end());
 }
 
-std::unique_lock<std::mutex> devicePoolLaunchGuard() { return std::unique_lock<std::mutex>(pool().mu); }
+std::shared_lock<std::shared_mutex> devicePoolLaunchGuard() {
+  return std::shared_lock<std::shared_mutex>(pool().mu);
+}
 
 void devicePoolRelease() {
   Pool &p = pool();
-  std::lock_guard<std::mutex> lock(p.mu);
+  std::lock_guard<std::shared_mutex> lock(p.mu);
   for (const Block &b : p.idle) freeBlock(b);
   p.idle.clear();
 }

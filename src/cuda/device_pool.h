@@ -12,15 +12,16 @@
 // freed at once only while no Chorus launch of this process is in flight
 // (every live communicator's last launch has completed); otherwise it
 // waits in the pool, for reuse by the next communicator of its size or for
-// the next moment the process is idle, or for MPI_Finalize.  Launches take
-// the pool's lock (devicePoolLaunchGuard), so none starts between that
-// check and the free.
+// the next moment the process is idle, or for MPI_Finalize.  Launches hold
+// the pool's lock shared (devicePoolLaunchGuard), so none starts between
+// that check and the free, and launches of several threads (communicators
+// of one process) do not wait for each other.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstddef>
-#include <mutex>
+#include <shared_mutex>
 
 #include "core/common.h"
 
@@ -41,7 +42,7 @@ void devicePoolTrackLaunches(cudaEvent_t lastLaunch);
 void devicePoolUntrackLaunches(cudaEvent_t lastLaunch);
 
 // Held around a launch and the record of its event (cuda_executor.cc).
-std::unique_lock<std::mutex> devicePoolLaunchGuard();
+std::shared_lock<std::shared_mutex> devicePoolLaunchGuard();
 
 // At MPI_Finalize, after every communicator is freed: free what is left.
 void devicePoolRelease();
