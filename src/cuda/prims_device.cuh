@@ -22,12 +22,16 @@
 // Memory ordering (PTX ISA, "Memory Consistency Model"; the scoped
 // operations are the chorus*Sys helpers of device_lang.h).  The peer is
 // another GPU, so every synchronising operation is system-scoped:
-//  - acquire: thread 0 reads the counters with strong relaxed.sys loads and
-//    then runs fence.acq_rel.sys: a strong read followed by a fence is an
-//    acquire pattern, which synchronizes with the peer's release pattern
-//    when it reads the value that release wrote.  The barrier after it
-//    (bar.sync: release and acquire at CTA scope) extends the order to
-//    every thread's slot accesses: base causality order is transitive.
+//  - acquire: thread 0 polls a counter with strong relaxed.sys loads and,
+//    once one shows enough, reads it again with ld.acquire.sys, which
+//    synchronizes with the peer's release pattern that wrote the value it
+//    reads (the counter only grows, so it reads that value or a later
+//    one, each written by such a release).  One acquire load per counter
+//    waited for, where a fence.acq_rel.sys after the polls would also have
+//    waited for this block's own outstanding stores (the previous step's
+//    remote tail among them).  The barrier after it (bar.sync: release and
+//    acquire at CTA scope) extends the order to every thread's slot
+//    accesses: base causality order is transitive.
 //  - release: every thread's slot accesses precede the barrier, which
 //    orders them before thread 0's fence.acq_rel.sys at CTA scope; the
 //    fence followed by thread 0's strong store of head or tail is a release
@@ -152,18 +156,15 @@ class DevicePrims {
   }
 
   // Spin until *counter >= target, reading the counter only when the cached
-  // value `*seen` falls short (then *polled = true).  false (and a recorded
-  // failure) on timeout or when another block already failed.  Relaxed
-  // loads: thread 0 fences once after all its waits (step()).
-  __device__ bool waitCounter(const FifoCounter *counter, uint64_t target, uint64_t *seen, int peer, bool forData,
-                              bool *polled) {
+  // value `*seen` falls short.  false (and a recorded failure) on timeout or
+  // when another block already failed.  Relaxed polls, then one acquire
+  // load once a poll shows enough (the top of this file).
+  __device__ bool waitCounter(const FifoCounter *counter, uint64_t target, uint64_t *seen, int peer, bool forData) {
     if (static_cast<int64_t>(target) <= 0 || *seen >= target) return true;
-    *polled = true;
     uint64_t start = 0;
     for (unsigned spins = 0;; ++spins) {
-      const uint64_t v = chorusLoadRelaxedSys(&counter->value);
-      if (v >= target) {
-        *seen = v;
+      if (chorusLoadRelaxedSys(&counter->value) >= target) {
+        *seen = chorusLoadAcquireSys(&counter->value);
         return true;
       }
       if ((spins & 1023) == 1023) {
@@ -305,21 +306,18 @@ class DevicePrims {
 
     bool good = true;
     if (threadIdx.x == 0) {
-      bool polled = false;
+      // Acquire (see the top of this file): each wait's acquire load, then
+      // the barrier, then every thread's slot accesses.  A wait served from
+      // the cache needs none: the acquire load that filled it precedes this
+      // step in program order (or, from an earlier kernel, in stream order).
       for (int i = 0; good && doRecv && !ll && i < nrecv_; ++i) {
         FifoEnd &e = *recv_[i];
-        good = waitCounter(&e.header->tail, e.step + 1, &e.seen, e.peer, true, &polled);
+        good = waitCounter(&e.header->tail, e.step + 1, &e.seen, e.peer, true);
       }
       for (int i = 0; good && doSend && i < nsend_; ++i) {
         FifoEnd &e = *send_[i];
-        good = waitCounter(&e.header->head, e.step + 1 - e.nslots, &e.seen, e.peer, false, &polled);
+        good = waitCounter(&e.header->head, e.step + 1 - e.nslots, &e.seen, e.peer, false);
       }
-      // Acquire (see the top of this file): the counters read above, then
-      // this fence, then the barrier, then every thread's slot accesses.
-      // A wait served from the cache needs none: the fence that followed
-      // the load that filled it precedes this step in program order (or,
-      // from an earlier kernel, in stream order).
-      if (polled) chorusFenceAcqRelSys();
     }
     // Every thread gets the verdict from the barrier itself: a flag in
     // shared memory would be rewritten by thread 0 at the next step while a
