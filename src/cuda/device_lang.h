@@ -30,6 +30,11 @@
 //                               strong with the peer GPU's strong stores, so an
 //                               8-byte LL line is read whole (single-copy atomicity)
 //   chorusStoreRelaxedSys(p,v)  st.relaxed.sys.global.u64
+//   chorusLoadRelaxedSys2(p,&a,&b)  ld.relaxed.sys.global.v2.u64 of 16 aligned
+//                               bytes: two strong 8-byte loads in one instruction,
+//                               each whole on its own (not the pair: an LL unit's
+//                               two lines carry a flag each)
+//   chorusStoreRelaxedSys2(p,a,b)   st.relaxed.sys.global.v2.u64, likewise
 //   chorusLoadAcquireSys(p)     ld.acquire.sys.global.u64
 //   chorusStoreReleaseSys(p,v)  st.release.sys.global.u64
 //   chorusFenceAcqRelSys()      fence.acq_rel.sys: with a strong load before it an
@@ -50,6 +55,12 @@ __device__ __forceinline__ uint64_t chorusLoadRelaxedSys(const uint64_t *p) {
 }
 __device__ __forceinline__ void chorusStoreRelaxedSys(uint64_t *p, uint64_t v) {
   asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ __forceinline__ void chorusLoadRelaxedSys2(const uint64_t *p, uint64_t *a, uint64_t *b) {
+  asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];" : "=l"(*a), "=l"(*b) : "l"(p) : "memory");
+}
+__device__ __forceinline__ void chorusStoreRelaxedSys2(uint64_t *p, uint64_t a, uint64_t b) {
+  asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(a), "l"(b) : "memory");
 }
 __device__ __forceinline__ uint64_t chorusLoadAcquireSys(const uint64_t *p) {
   uint64_t v;

@@ -41,7 +41,10 @@
 //    per step, by the posting thread only.
 //  - LL lines are 8-byte aligned strong (relaxed.sys) stores and loads:
 //    morally strong, so single-copy atomic; the flag and the data of a line
-//    come from one write and need no fence between them.
+//    come from one write and need no fence between them.  A unit's two
+//    lines go in one 16-byte vector store and come back in one vector load
+//    (one instruction, two polls' worth): a vector access is atomic per
+//    element only, which is all the lines need, each with its own flag.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -205,32 +208,28 @@ class DevicePrims {
       devprims::storeElemAny(reinterpret_cast<T *>(c) + k, w.elem[k]);
   }
 
-  // Wait for LL unit `u` (two 8-byte lines) of a receive slot to carry
-  // `flag`.  On failure it raises the block's give-up hint (sPending_) so
-  // the other threads stop polling; the hint is never lowered: a failed
-  // block stays failed (fail()).
+  // Wait for LL unit `u` (two 8-byte lines, read together by one 16-byte
+  // load) of a receive slot to carry `flag` in both.  On failure it raises
+  // the block's give-up hint (sPending_) so the other threads stop polling;
+  // the hint is never lowered: a failed block stays failed (fail()).
   __device__ bool readLLUnit(const uint64_t *lines, size_t u, uint32_t flag, const FifoEnd &e, uint64_t *raw) {
-    uint32_t half[2];
     uint64_t start = 0;
-    for (int h = 0; h < 2; ++h) {
-      for (unsigned spins = 0;; ++spins) {
-        const uint64_t line = chorusLoadRelaxedSys(lines + 2 * u + h);
-        if (uint32_t(line >> 32) == flag) {
-          half[h] = uint32_t(line);
-          break;
-        }
-        if ((spins & 1023) == 1023) {
-          if (*reinterpret_cast<volatile int *>(sPending_)) return false;
-          if (aborted() || timedOut(&start)) {
-            if (!aborted()) recordFailure(Status::Timeout, e.peer, e.step + 1, true);
-            *reinterpret_cast<volatile int *>(sPending_) = 1;
-            return false;
-          }
+    for (unsigned spins = 0;; ++spins) {
+      uint64_t lo, hi;
+      chorusLoadRelaxedSys2(lines + 2 * u, &lo, &hi);
+      if (uint32_t(lo >> 32) == flag && uint32_t(hi >> 32) == flag) {
+        *raw = uint64_t(uint32_t(lo)) | (uint64_t(uint32_t(hi)) << 32);
+        return true;
+      }
+      if ((spins & 1023) == 1023) {
+        if (*reinterpret_cast<volatile int *>(sPending_)) return false;
+        if (aborted() || timedOut(&start)) {
+          if (!aborted()) recordFailure(Status::Timeout, e.peer, e.step + 1, true);
+          *reinterpret_cast<volatile int *>(sPending_) = 1;
+          return false;
         }
       }
     }
-    *raw = uint64_t(half[0]) | (uint64_t(half[1]) << 32);
-    return true;
   }
 
   // One step's LL slot and flag per peer, computed once per step instead of
@@ -279,8 +278,7 @@ class DevicePrims {
       if ((flags & kDst) && nbytes > 0) storeUnit(dst, u, nbytes, acc.raw);
       for (int i = 0; i < nsend; ++i) {
         const uint64_t flag = uint64_t(sp[i].flag) << 32;
-        chorusStoreRelaxedSys(sp[i].lines + 2 * u, flag | uint32_t(acc.raw));
-        chorusStoreRelaxedSys(sp[i].lines + 2 * u + 1, flag | uint32_t(acc.raw >> 32));
+        chorusStoreRelaxedSys2(sp[i].lines + 2 * u, flag | uint32_t(acc.raw), flag | uint32_t(acc.raw >> 32));
       }
     }
     // Re-flag the rest of the slot when this message's turn has come (llFlag).
@@ -288,10 +286,8 @@ class DevicePrims {
     for (int i = 0; i < nsend; ++i) {
       if (!devprims::llReflag(send_[i]->step, args_.llFlagMask, send_[i]->nslots)) continue;
       const uint64_t line = uint64_t(sp[i].flag) << 32;
-      for (size_t u = nunits + threadIdx.x; u < slotUnits; u += blockDim.x) {
-        chorusStoreRelaxedSys(sp[i].lines + 2 * u, line);
-        chorusStoreRelaxedSys(sp[i].lines + 2 * u + 1, line);
-      }
+      for (size_t u = nunits + threadIdx.x; u < slotUnits; u += blockDim.x)
+        chorusStoreRelaxedSys2(sp[i].lines + 2 * u, line, line);
     }
     return true;
   }

@@ -150,6 +150,16 @@ inline void chorusStoreRelaxedSys(uint64_t *p, uint64_t v) {
   ::chorus_emu::checkAligned(p, 8, "store");
   __atomic_store_n(p, v, __ATOMIC_RELAXED);
 }
+inline void chorusLoadRelaxedSys2(const uint64_t *p, uint64_t *a, uint64_t *b) {
+  ::chorus_emu::checkAligned(p, 16, "load");
+  *a = __atomic_load_n(p, __ATOMIC_RELAXED);
+  *b = __atomic_load_n(p + 1, __ATOMIC_RELAXED);
+}
+inline void chorusStoreRelaxedSys2(uint64_t *p, uint64_t a, uint64_t b) {
+  ::chorus_emu::checkAligned(p, 16, "store");
+  __atomic_store_n(p, a, __ATOMIC_RELAXED);
+  __atomic_store_n(p + 1, b, __ATOMIC_RELAXED);
+}
 inline uint64_t chorusLoadAcquireSys(const uint64_t *p) {
   ::chorus_emu::checkAligned(p, 8, "load");
   return __atomic_load_n(p, __ATOMIC_ACQUIRE);
