@@ -93,6 +93,11 @@ int failCollective(ApiCall &call, Context &ctx, TraceEntry *trace, Status s, con
   snprintf(text, sizeof text, "%s%s", cause, detail && *detail ? detail : statusName(s));
   if (traceDump(text, path, sizeof path))
     CHORUS_WARN("%s; flight recorder written to %s (chorus_trace reads every rank's)", text, path);
+  else if (errno != ENOENT)  // recording is on and its file was refused or not written: say so, not nothing
+    CHORUS_WARN("%s; flight recorder not written to %s: %s", text, path,
+                errno == ELOOP ? "it is a symbolic link"
+                : errno == EPERM ? "not a regular file of this user with one link"
+                                 : strerror(errno));
   return call.failStatus(s, text);
 }
 
