@@ -327,7 +327,7 @@ thread_local LastPredefinedType t_lastPredefinedType __attribute__((tls_model("i
 
 bool mapDatatype(MPI_Datatype dt, TypeMapping *out, std::string *why) {
   if (dt == MPI_DATATYPE_NULL) {
-    *why = "MPI_DATATYPE_NULL";
+    *why = "the null handle, not a datatype";
     return false;
   }
   for (NamedType &named : namedTypes())
@@ -398,7 +398,7 @@ bool mapDatatype(MPI_Datatype dt, TypeMapping *out, std::string *why) {
 
 bool mapOp(MPI_Op op, RedOp *out, const char **why) {
   if (op == MPI_OP_NULL) {
-    *why = "MPI_OP_NULL";
+    *why = "the null handle, not an operation";
     return false;
   }
   // Built once: predefined handles never change within a process.
