@@ -124,14 +124,22 @@ void keepReassemblyHeap() {
 // only tcp's does.)
 constexpr size_t kMaxTcpSegmentBytes = size_t(1) << 20;
 constexpr size_t kTcpSegmentHeadroom = 4096;  // UCX's and Chorus's headers
+constexpr size_t kUcxDefaultTcpSegmentBytes = 8192;  // UCX 1.13's TCP_TX_SEG_SIZE
+
+// Whether UCX_TLS leaves UCX free to use tcp: unset, "all", a list naming
+// tcp, or an exclusion ("^...") that does not name it.
+bool tcpMayRun(const char *tls) {
+  if (!tls || !*tls) return true;
+  if (tls[0] == '^') return !strstr(tls + 1, "tcp");
+  return strstr(tls, "tcp") || strstr(tls, "all");
+}
 
 void sizeTcpSegments(ucp_config_t *config) {
   if (getenv("UCX_TCP_TX_SEG_SIZE") || getenv("UCX_TCP_RX_SEG_SIZE")) return;
   // Only where tcp may be used: UCX warns of a setting no transport took.
-  const char *tls = getenv("UCX_TLS");
-  if (tls && (!strstr(tls, "tcp") || tls[0] == '^')) return;
+  if (!tcpMayRun(getenv("UCX_TLS"))) return;
   const size_t tx = std::min(size_t(paramInt(ParamId::ShmSlotSize)) + kTcpSegmentHeadroom, kMaxTcpSegmentBytes);
-  if (tx <= 8192) return;
+  if (tx <= kUcxDefaultTcpSegmentBytes) return;
   // The receive segment: at least the send one (UCX requires it), with room
   // for a second message behind the first in one read.
   const std::string txText = std::to_string(tx), rxText = std::to_string(2 * tx);
