@@ -11,6 +11,7 @@
 #include "api/signature_check.h"
 #include "api/validate.h"
 #include "chorus.h"
+#include "coll/exact_executor.h"
 #include "coll/host_executor.h"
 #include "comm/context.h"
 #include "comm/settings_agree.h"
@@ -113,9 +114,12 @@ int run(ApiCall &call, Context &ctx, const CollRequest &req, uint64_t seq, Trace
 #ifdef CHORUS_HAVE_CUDA
   if (onDevice) {
     char text[320] = "";
-    if (ctx.nnodes > 1) {  // across nodes: staged through host memory (cuda_staged.cc)
+    // Across nodes, and the exact mode's sums: staged through host memory (cuda_staged.cc).
+    const bool exact = ctx.exactSums && exactApplies(req);
+    if (ctx.nnodes > 1 || exact) {
       size_t staged = 0;
-      s = cudaExecuteStaged(ctx, ctx.channel, ctx.cuda, req, stream, &staged, text, sizeof text);
+      s = cudaExecuteStaged(ctx, ctx.channel, ctx.cuda, req, stream, exact ? &ctx.planShape : nullptr, &staged, text,
+                            sizeof text);
       if (ctx.stats) ctx.stats->coll[int(req.coll)].staged += staged;
     } else {
       s = cudaExecute(ctx, ctx.cuda, req, stream, !enqueue, text, sizeof text);
@@ -135,7 +139,7 @@ int run(ApiCall &call, Context &ctx, const CollRequest &req, uint64_t seq, Trace
   (void)stream;
   (void)enqueue;
 #endif
-  s = hostExecute(ch, req);
+  s = ctx.exactSums && exactApplies(req) ? hostExecuteExact(ch, req, ctx.planShape) : hostExecute(ch, req);
   if (s == Status::Aborted)
     return failCollective(call, ctx, trace, s,
                           "an earlier collective on this communicator failed; free it and use another");

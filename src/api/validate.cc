@@ -6,8 +6,10 @@
 #include <cstring>
 #include <string>
 
+#include "coll/exact_executor.h"
 #include "comm/context.h"
 #include "core/log.h"
+#include "core/params.h"
 
 namespace chorus {
 
@@ -102,6 +104,14 @@ bool ApiCall::checkReduction(MPI_Datatype dt, MPI_Op op, TypeMapping *type, RedO
   if (!mapOp(op, redop, &why)) {
     if (quietRefusal()) return false;
     fail(ErrorClass::Argument, "op = %s is %s", opLabel(op).c_str(), why);
+    return false;
+  }
+  // The exact mode takes no order-dependent reduction (checked only for
+  // those, so the usual call pays nothing).
+  if (const char *why = exactRefusal(type->type, *redop); why && !strcmp(paramString(ParamId::Reproducible), "exact")) {
+    if (quietRefusal()) return false;
+    fail(ErrorClass::Unsupported, "op = %s on datatype = %s under CHORUS_REPRODUCIBLE=exact: %s", opLabel(op).c_str(),
+         datatypeLabel(dt).c_str(), why);
     return false;
   }
   // MPI allows the bitwise ops on MPI_BYTE: treat it as uint8 for them.

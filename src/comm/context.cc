@@ -464,6 +464,7 @@ Status bootstrap(Context &ctx) {
   if (paramInt(ParamId::Check) > 0) CHORUS_MPICHECK(MPI_Comm_dup(comm, &ctx.checkComm));
   if (paramInt(ParamId::Stats) > 0 || logEnabled(LogLevel::Info, kSubsysStats)) ctx.stats.reset(new CommStats);
   ctx.logCalls = logEnabled(LogLevel::Trace, kSubsysColl);
+  ctx.exactSums = !strcmp(paramString(ParamId::Reproducible), "exact");
 
   HostChannel &ch = ctx.channel;
   ch.rank = ctx.rank;

@@ -57,6 +57,7 @@ struct Context : PeerLinks {
   MPI_Comm checkComm = MPI_COMM_NULL;     // CHORUS_CHECK: a private duplicate for comparing calls
   std::unique_ptr<CommStats> stats;       // CHORUS_STATS, or the INFO summary (STATS); null for neither
   bool logCalls = false;                  // CHORUS_DEBUG=TRACE for the coll subsystem: a line per call (read once)
+  bool exactSums = false;                 // CHORUS_REPRODUCIBLE=exact (coll/exact_executor.h), an agreed setting
   CudaAttachment cuda;                    // the CUDA executor's state and staging memory (CUDA builds only)
   // The nonblocking collectives' queue and worker (core/progress.h); null
   // until the first one.  Created and read by the thread calling on the

@@ -36,6 +36,11 @@ enum class ParamScope { Local, Agreed };
     "the planner choose by size.")                                                                \
   X(Proto, Choice, Agreed, "CHORUS_PROTO", "auto", "auto,simple,ll",                                      \
     "Force the GPU protocol: simple (bandwidth) or ll (latency). Host buffers always use simple.") \
+  X(Reproducible, Choice, Agreed, "CHORUS_REPRODUCIBLE", "default", "default,exact",                    \
+    "exact: MPI_SUM and MPIX_GPU_AVG on half, bfloat16, float and double (complex per part) give "  \
+    "the exact sum rounded once, the same bits for any rank count, order, algorithm, layout or "   \
+    "engine (chorus(7), Reproducible sums); other ops on floating types are refused. default: "   \
+    "reproducible for a fixed communicator size, layout and algorithm.")                          \
   X(LLFlagBits, Integer, Agreed, "CHORUS_LL_FLAG_BITS", "32", "4..32",                                    \
     "Testing: bits of the message number the GPU LL protocol keeps in each line's flag. Fewer "  \
     "make the flags wrap within a short test (tests/gpu/ll-wrap.sh); LL then re-flags its slots " \

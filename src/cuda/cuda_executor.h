@@ -37,10 +37,14 @@ Status cudaExecute(PeerLinks &links, CudaAttachment &cuda, const CollRequest &re
 
 // Device buffers on a communicator spanning nodes (cuda_staged.cc): copied
 // into pinned host memory, run by the host executor on `channel`, copied
-// back; returns once the result is in recvbuf.  `stagedBytes`: the bytes
-// it copied through host memory, both ways (CHORUS_STATS).
+// back; returns once the result is in recvbuf.  `exactShape`: non-null
+// for the exact mode's sums (coll/exact_executor.h, planned as it says).
+// `stagedBytes`: the bytes it copied through host memory, both ways
+// (CHORUS_STATS).  Also on one node for the exact mode, whose passes have
+// no device kernels yet.
 Status cudaExecuteStaged(const PeerLinks &links, HostChannel &channel, CudaAttachment &cuda, const CollRequest &req,
-                         CUstream_st *stream, size_t *stagedBytes, char *errText, size_t errLen);
+                         CUstream_st *stream, const PlanShape *exactShape, size_t *stagedBytes, char *errText,
+                         size_t errLen);
 
 // Teardown, around the release's barrier (comm/context.cc): cudaBeginFree,
 // before it, waits for the communicator's last launch and unmaps the peers'

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "coll/exact_executor.h"
 #include "coll/host_executor.h"
 #include "coll/host_channel.h"
 #include "transport/transport.h"
@@ -56,7 +57,8 @@ Status ensureStaging(CudaAttachment &cuda, size_t bytes) {
 }  // namespace
 
 Status cudaExecuteStaged(const PeerLinks &links, HostChannel &channel, CudaAttachment &cuda, const CollRequest &req,
-                         CUstream_st *stream, size_t *stagedBytes, char *errText, size_t errLen) {
+                         CUstream_st *stream, const PlanShape *exactShape, size_t *stagedBytes, char *errText,
+                         size_t errLen) {
   *stagedBytes = 0;
   const size_t sendBytes = sentBytes(req, links.rank, links.nranks);
   const size_t recvBytes = receivedBytes(req, links.rank, links.nranks);
@@ -77,9 +79,9 @@ Status cudaExecuteStaged(const PeerLinks &links, HostChannel &channel, CudaAttac
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   CHORUS_CUDACHECK(cudaStreamIsCapturing(s, &capture));
   if (capture != cudaStreamCaptureStatusNone) {
-    snprintf(errText, errLen, "%s across nodes on a stream under graph capture: device buffers are staged through "
+    snprintf(errText, errLen, "%s %s on a stream under graph capture: device buffers are staged through "
              "host memory by the calling thread, which a graph cannot replay; call it outside the capture",
-             collName(req.coll));
+             collName(req.coll), exactShape ? "in the exact mode (CHORUS_REPRODUCIBLE=exact)" : "across nodes");
     return Status::Unsupported;
   }
   // A type with gaps leaves the receive buffer's gap bytes alone: stage them
@@ -93,7 +95,7 @@ Status cudaExecuteStaged(const PeerLinks &links, HostChannel &channel, CudaAttac
   CollRequest host = req;
   host.sendbuf = hostSend;
   host.recvbuf = hostRecv;
-  Status st = hostExecute(channel, host);
+  Status st = exactShape ? hostExecuteExact(channel, host, *exactShape) : hostExecute(channel, host);
   if (st != Status::Ok) {
     snprintf(errText, errLen, "%s", channel.errorText);
     return st;

@@ -1,0 +1,275 @@
+// Exact, order-independent sums of floating-point numbers
+// (CHORUS_REPRODUCIBLE=exact, issue 30): the per-element arithmetic, the
+// same source for the host executor and the CUDA kernels.
+//
+// Why a sum of floats depends on order: each addition rounds, and where it
+// rounds depends on what was added before.  Integer addition does not round
+// and is associative and commutative, also when it wraps modulo 2^64.  So
+// each element is summed in three passes:
+//
+//   1. The ranks agree on the element's largest exponent E (an allreduce
+//      MAX of a 16-bit key per element, exactKey: the biased exponent, with
+//      infinities and NaN at the top and one bit saying whether the element
+//      saw anything but -0).
+//   2. Each rank turns its contribution into a fixed-point integer whose unit
+//      is 2^(E + 1 - W): W bits below the top of the largest contribution
+//      (the window).  The integer is split into L = 42-bit digits, each
+//      signed with the contribution's sign, one int64 limb per digit; the
+//      limbs are summed as int64 by any algorithm (exactLimbs).  A limb of
+//      n ranks is below n * 2^42 in magnitude: no overflow up to 2^21 - 1
+//      ranks, and wraps in between cancel, so the limb sums are the same
+//      bits whatever the order.
+//   3. The limb sums give the exact sum of the (windowed) contributions as
+//      one big integer, rounded once to nearest-even into the element type
+//      (exactRound), subnormals and overflow as IEEE has them; MPIX_GPU_AVG
+//      divides that integer by the rank count before the one rounding.
+//
+// Each result element is therefore a function of the multiset of its
+// contributions only: not of the rank count (extra zeros change nothing),
+// their order, the algorithm, the layout or the engine.  It is the exact
+// sum rounded once, except that a contribution whose lowest mantissa bit
+// lies below the window is first rounded to the window's unit (nearest,
+// ties to even): an error of at most 2^(E - W) per such contribution.
+// Windows, per type (p: precision in bits):
+//   double    3 limbs, W = 126: exact for contributions within 2^-73 of the largest
+//   float     2 limbs, W = 84:  within 2^-60
+//   bfloat16  1 limb,  W = 42:  within 2^-34
+//   half      1 limb,  W = 42:  every finite half (its range is 2^40 wide)
+// Infinities and NaN: a NaN or both infinities give the quiet NaN
+// (0x7ff8... and alike: one bit pattern, whatever the inputs' payloads),
+// else the infinity; the sum of -0 alone is -0, an exact zero otherwise +0.
+// Cost in bytes per element moved: 2 (keys) + 8 * limbs, against the
+// element's own size: double 26/8, float 18/4, half and bfloat16 10/2.
+#pragma once
+
+#include <cstdint>
+
+#include "core/common.h"
+#include "core/datatype.h"
+
+namespace chorus {
+
+constexpr int kExactLimbBits = 42;
+// Headroom of a limb: a sum of this many 42-bit digits stays below 2^63,
+// and three counts of this many fit one limb (the infinities and NaN).
+constexpr int kExactMaxRanks = (1 << 21) - 1;
+constexpr int kExactMaxLimbs = 3;
+
+struct ExactFormat {
+  int mantissaBits = 0;  // stored fraction bits
+  int exponentBits = 0;
+  int limbs = 0;         // 0: not a type of the exact mode
+  int bytes = 0;
+};
+
+CHORUS_HOST_DEVICE inline ExactFormat exactFormatOf(DataType t) {
+  switch (t) {
+    case DataType::Float16: return {10, 5, 1, 2};
+    case DataType::BFloat16: return {7, 8, 1, 2};
+    case DataType::Float32: return {23, 8, 2, 4};
+    case DataType::Float64: return {52, 11, 3, 8};
+    default: return {};
+  }
+}
+
+CHORUS_HOST_DEVICE inline uint64_t exactLoadBits(const void *p, int bytes) {
+  switch (bytes) {
+    case 2: return *static_cast<const uint16_t *>(p);
+    case 4: return *static_cast<const uint32_t *>(p);
+    default: return *static_cast<const uint64_t *>(p);
+  }
+}
+
+CHORUS_HOST_DEVICE inline void exactStoreBits(void *p, int bytes, uint64_t bits) {
+  switch (bytes) {
+    case 2: *static_cast<uint16_t *>(p) = uint16_t(bits); break;
+    case 4: *static_cast<uint32_t *>(p) = uint32_t(bits); break;
+    default: *static_cast<uint64_t *>(p) = bits; break;
+  }
+}
+
+// Pass 1: the key whose maximum over the ranks the element's limbs are
+// aligned to.  2 * (biased exponent, at least 1) + (anything but -0); the
+// all-ones exponent (infinity, NaN) is the largest key.
+CHORUS_HOST_DEVICE inline uint16_t exactKey(uint64_t bits, const ExactFormat &f) {
+  const uint64_t expMask = (uint64_t(1) << f.exponentBits) - 1;
+  const uint64_t exponent = (bits >> f.mantissaBits) & expMask;
+  const uint64_t magnitude = bits & ((uint64_t(1) << (f.mantissaBits + f.exponentBits)) - 1);
+  const bool negativeZero = magnitude == 0 && (bits >> (f.mantissaBits + f.exponentBits)) != 0;
+  const uint64_t effective = exponent == 0 ? 1 : exponent;
+  return uint16_t(2 * effective + (negativeZero ? 0 : 1));
+}
+
+// Pass 2: the contribution `bits` as `f.limbs` signed limbs, aligned to the
+// element's agreed key.
+CHORUS_HOST_DEVICE inline void exactLimbs(uint64_t bits, uint16_t key, const ExactFormat &f, int64_t *limbs) {
+  const int expMask = (1 << f.exponentBits) - 1;
+  const int top = key >> 1;
+  const int exponent = int((bits >> f.mantissaBits) & uint64_t(expMask));
+  const bool negative = (bits >> (f.mantissaBits + f.exponentBits)) & 1;
+  const uint64_t fraction = bits & ((uint64_t(1) << f.mantissaBits) - 1);
+  for (int k = 0; k < f.limbs; ++k) limbs[k] = 0;
+  if (top == expMask) {
+    // Infinities and NaN: counted, 21 bits each, in the first limb.
+    if (exponent == expMask) {
+      const int field = fraction != 0 ? 2 : negative ? 1 : 0;
+      limbs[0] = int64_t(1) << (21 * field);
+    }
+    return;
+  }
+  const int precision = f.mantissaBits + 1;
+  const uint64_t m = exponent == 0 ? fraction : fraction | (uint64_t(1) << f.mantissaBits);
+  const int shift = kExactLimbBits * f.limbs - precision - (top - (exponent == 0 ? 1 : exponent));
+  unsigned __int128 n;
+  if (shift >= 0) {
+    n = static_cast<unsigned __int128>(m) << shift;
+  } else {
+    // Below the window: rounded to its unit, nearest, ties to even.
+    const int drop = -shift;
+    if (drop >= 64) return;  // m < 2^53: below half a unit
+    const uint64_t q = m >> drop, rest = m & ((uint64_t(1) << drop) - 1), half = uint64_t(1) << (drop - 1);
+    n = q + ((rest > half || (rest == half && (q & 1))) ? 1 : 0);
+  }
+  const uint64_t digitMask = (uint64_t(1) << kExactLimbBits) - 1;
+  for (int k = 0; k < f.limbs; ++k) {
+    const int64_t digit = int64_t(uint64_t(n >> (kExactLimbBits * k)) & digitMask);
+    limbs[k] = negative ? -digit : digit;
+  }
+}
+
+// A 320-bit two's-complement integer: the sum of the limbs, shifted left by
+// 64 bits when divided (AVG).
+struct ExactWide {
+  static constexpr int kWords = 5;
+  uint64_t w[kWords];
+
+  CHORUS_HOST_DEVICE void addShifted(int64_t v, int shift) {
+    // v * 2^shift, sign-extended, added word by word.
+    const uint64_t extension = v < 0 ? ~uint64_t(0) : 0;
+    uint64_t add[kWords];
+    for (int i = 0; i < kWords; ++i) add[i] = extension;
+    const int word = shift / 64, bit = shift % 64;
+    for (int i = 0; i < kWords; ++i) {
+      if (i < word) add[i] = 0;
+      else if (i == word) add[i] = uint64_t(v) << bit;
+      else if (i == word + 1) add[i] = bit ? (uint64_t(v) >> (64 - bit)) | (extension << bit) : extension;
+    }
+    uint64_t carry = 0;
+    for (int i = 0; i < kWords; ++i) {
+      const uint64_t a = w[i] + add[i];
+      const uint64_t c1 = a < w[i];
+      w[i] = a + carry;
+      carry = c1 | (w[i] < a);
+    }
+  }
+  CHORUS_HOST_DEVICE bool negative() const { return (w[kWords - 1] >> 63) != 0; }
+  CHORUS_HOST_DEVICE void negate() {
+    uint64_t carry = 1;
+    for (int i = 0; i < kWords; ++i) {
+      w[i] = ~w[i] + carry;
+      carry = carry && w[i] == 0;
+    }
+  }
+  CHORUS_HOST_DEVICE bool zero() const {
+    for (int i = 0; i < kWords; ++i)
+      if (w[i]) return false;
+    return true;
+  }
+  // Divide (non-negative) by d; returns whether a remainder was left.
+  CHORUS_HOST_DEVICE bool divide(uint64_t d) {
+    unsigned __int128 rest = 0;
+    for (int i = kWords - 1; i >= 0; --i) {
+      const unsigned __int128 cur = (rest << 64) | w[i];
+      w[i] = uint64_t(cur / d);
+      rest = cur % d;
+    }
+    return rest != 0;
+  }
+  CHORUS_HOST_DEVICE int topBit() const {
+    for (int i = kWords - 1; i >= 0; --i)
+      if (w[i])
+        for (int b = 63; b >= 0; --b)
+          if ((w[i] >> b) & 1) return 64 * i + b;
+    return -1;
+  }
+  CHORUS_HOST_DEVICE bool bit(int pos) const {
+    return pos >= 0 && pos < 64 * kWords && ((w[pos / 64] >> (pos % 64)) & 1);
+  }
+  // Bits [pos, pos + count) as an integer, count <= 63.
+  CHORUS_HOST_DEVICE uint64_t bits(int pos, int count) const {
+    uint64_t out = 0;
+    for (int i = count - 1; i >= 0; --i) out = (out << 1) | (bit(pos + i) ? 1 : 0);
+    return out;
+  }
+  CHORUS_HOST_DEVICE bool anyBelow(int pos) const {
+    for (int i = 0; i < kWords && 64 * i < pos; ++i) {
+      const int n = pos - 64 * i;
+      const uint64_t mask = n >= 64 ? ~uint64_t(0) : ((uint64_t(1) << n) - 1);
+      if (w[i] & mask) return true;
+    }
+    return false;
+  }
+};
+
+// Pass 3: the element's result bits from its limb sums and agreed key,
+// divided by `divisor` (1, or the rank count for MPIX_GPU_AVG), rounded once.
+CHORUS_HOST_DEVICE inline uint64_t exactRound(const int64_t *sums, uint16_t key, uint64_t divisor,
+                                              const ExactFormat &f) {
+  const int expMask = (1 << f.exponentBits) - 1;
+  const int bias = expMask >> 1;
+  const int signShift = f.mantissaBits + f.exponentBits;
+  const int top = key >> 1;
+  if (top == expMask) {
+    const uint64_t field = (uint64_t(1) << 21) - 1;
+    const uint64_t counts = uint64_t(sums[0]);
+    const bool nan = ((counts >> 42) & field) != 0, plus = (counts & field) != 0, minus = ((counts >> 21) & field) != 0;
+    const uint64_t infinity = uint64_t(expMask) << f.mantissaBits;
+    if (nan || (plus && minus)) return infinity | (uint64_t(1) << (f.mantissaBits - 1));
+    return minus ? infinity | (uint64_t(1) << signShift) : infinity;
+  }
+  ExactWide t{};
+  for (int k = 0; k < f.limbs; ++k) t.addShifted(sums[k], kExactLimbBits * k);
+  const bool negative = t.negative();
+  if (negative) t.negate();
+  const uint64_t sign = negative ? uint64_t(1) << signShift : 0;
+  // The value is t * 2^unit.
+  int unit = top - bias + 1 - kExactLimbBits * f.limbs;
+  bool sticky = false;
+  if (divisor > 1) {
+    for (int i = ExactWide::kWords - 1; i > 0; --i) t.w[i] = t.w[i - 1];
+    t.w[0] = 0;
+    unit -= 64;
+    sticky = t.divide(divisor);
+  }
+  if (t.zero() && !sticky) return (key & 1) ? sign : uint64_t(1) << signShift;
+  const int precision = f.mantissaBits + 1;
+  const int minExponent = 1 - bias;
+  const int h = t.topBit();  // -1 when only the sticky bit is left
+  // The result's quantum: p bits below the top, but no finer than the
+  // smallest subnormal.
+  int quantum = h + unit - (precision - 1);
+  if (quantum < minExponent - (precision - 1)) quantum = minExponent - (precision - 1);
+  const int drop = quantum - unit;
+  uint64_t q;
+  if (drop <= 0) {
+    q = t.bits(0, h + 1) << -drop;  // exact: h + 1 - drop <= precision bits
+  } else {
+    q = t.bits(drop, precision + 1 > 63 ? 63 : precision + 1);
+    const bool half = t.bit(drop - 1);
+    const bool below = sticky || t.anyBelow(drop - 1);
+    if (half && (below || (q & 1))) ++q;
+  }
+  if (q >> precision) {  // rounding carried into a new top bit
+    q >>= 1;
+    ++quantum;
+  }
+  if (q == 0) return sign;
+  if (q >> (precision - 1)) {
+    const int biased = quantum + (precision - 1) + bias;
+    if (biased >= expMask) return sign | (uint64_t(expMask) << f.mantissaBits);
+    return sign | (uint64_t(biased) << f.mantissaBits) | (q & ((uint64_t(1) << f.mantissaBits) - 1));
+  }
+  return sign | q;  // subnormal
+}
+
+}  // namespace chorus
