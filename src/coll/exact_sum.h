@@ -137,38 +137,46 @@ CHORUS_HOST_DEVICE inline void exactLimbs(uint64_t bits, uint16_t key, const Exa
   }
 }
 
+CHORUS_HOST_DEVICE inline int exactLeadingZeros(uint64_t x) {
+#ifdef __CUDA_ARCH__
+  return __clzll(static_cast<long long>(x));
+#else
+  return __builtin_clzll(x);
+#endif
+}
+
 // A 320-bit two's-complement integer: the sum of the limbs, shifted left by
 // 64 bits when divided (AVG).
 struct ExactWide {
   static constexpr int kWords = 5;
   uint64_t w[kWords];
 
-  CHORUS_HOST_DEVICE void addShifted(int64_t v, int shift) {
-    // v * 2^shift, sign-extended, added word by word.
-    const uint64_t extension = v < 0 ? ~uint64_t(0) : 0;
-    uint64_t add[kWords];
-    for (int i = 0; i < kWords; ++i) add[i] = extension;
-    const int word = shift / 64, bit = shift % 64;
-    for (int i = 0; i < kWords; ++i) {
-      if (i < word) add[i] = 0;
-      else if (i == word) add[i] = uint64_t(v) << bit;
-      else if (i == word + 1) add[i] = bit ? (uint64_t(v) >> (64 - bit)) | (extension << bit) : extension;
+  // The limb sums' total, sum_k sums[k] * 2^(42 k) for up to three limbs,
+  // as its magnitude; returns whether it is negative.  |total| < 2^148.
+  CHORUS_HOST_DEVICE bool setMagnitude(const int64_t *sums, int limbs) {
+    const __int128 digit = __int128(1) << kExactLimbBits;
+    const __int128 upper = __int128(1) << (2 * kExactLimbBits);
+    __int128 low = sums[0];
+    if (limbs > 1) low += __int128(sums[1]) * digit;  // |low| < 2^106
+    // total = high * 2^84 + rest, 0 <= rest < 2^84 (floor division).
+    __int128 high = low >> (2 * kExactLimbBits);
+    unsigned __int128 rest = static_cast<unsigned __int128>(low - high * upper);
+    if (limbs > 2) high += sums[2];
+    const bool negative = high < 0;
+    if (negative) {
+      if (rest) {
+        high = -high - 1;
+        rest = static_cast<unsigned __int128>(upper) - rest;
+      } else {
+        high = -high;
+      }
     }
-    uint64_t carry = 0;
-    for (int i = 0; i < kWords; ++i) {
-      const uint64_t a = w[i] + add[i];
-      const uint64_t c1 = a < w[i];
-      w[i] = a + carry;
-      carry = c1 | (w[i] < a);
-    }
-  }
-  CHORUS_HOST_DEVICE bool negative() const { return (w[kWords - 1] >> 63) != 0; }
-  CHORUS_HOST_DEVICE void negate() {
-    uint64_t carry = 1;
-    for (int i = 0; i < kWords; ++i) {
-      w[i] = ~w[i] + carry;
-      carry = carry && w[i] == 0;
-    }
+    const unsigned __int128 top = static_cast<unsigned __int128>(high);  // < 2^64
+    w[0] = uint64_t(rest);
+    w[1] = uint64_t(rest >> 64) | (uint64_t(top) << (2 * kExactLimbBits - 64));
+    w[2] = uint64_t(top >> (128 - 2 * kExactLimbBits));
+    w[3] = w[4] = 0;
+    return negative;
   }
   CHORUS_HOST_DEVICE bool zero() const {
     for (int i = 0; i < kWords; ++i)
@@ -187,19 +195,19 @@ struct ExactWide {
   }
   CHORUS_HOST_DEVICE int topBit() const {
     for (int i = kWords - 1; i >= 0; --i)
-      if (w[i])
-        for (int b = 63; b >= 0; --b)
-          if ((w[i] >> b) & 1) return 64 * i + b;
+      if (w[i]) return 64 * i + 63 - exactLeadingZeros(w[i]);
     return -1;
   }
   CHORUS_HOST_DEVICE bool bit(int pos) const {
     return pos >= 0 && pos < 64 * kWords && ((w[pos / 64] >> (pos % 64)) & 1);
   }
-  // Bits [pos, pos + count) as an integer, count <= 63.
+  // Bits [pos, pos + count) as an integer, 0 <= pos, count <= 63.
   CHORUS_HOST_DEVICE uint64_t bits(int pos, int count) const {
-    uint64_t out = 0;
-    for (int i = count - 1; i >= 0; --i) out = (out << 1) | (bit(pos + i) ? 1 : 0);
-    return out;
+    const int word = pos / 64, shift = pos % 64;
+    if (word >= kWords) return 0;
+    uint64_t out = w[word] >> shift;
+    if (shift && word + 1 < kWords) out |= w[word + 1] << (64 - shift);
+    return out & ((uint64_t(1) << count) - 1);
   }
   CHORUS_HOST_DEVICE bool anyBelow(int pos) const {
     for (int i = 0; i < kWords && 64 * i < pos; ++i) {
@@ -227,10 +235,8 @@ CHORUS_HOST_DEVICE inline uint64_t exactRound(const int64_t *sums, uint16_t key,
     if (nan || (plus && minus)) return infinity | (uint64_t(1) << (f.mantissaBits - 1));
     return minus ? infinity | (uint64_t(1) << signShift) : infinity;
   }
-  ExactWide t{};
-  for (int k = 0; k < f.limbs; ++k) t.addShifted(sums[k], kExactLimbBits * k);
-  const bool negative = t.negative();
-  if (negative) t.negate();
+  ExactWide t;
+  const bool negative = t.setMagnitude(sums, f.limbs);
   const uint64_t sign = negative ? uint64_t(1) << signShift : 0;
   // The value is t * 2^unit.
   int unit = top - bias + 1 - kExactLimbBits * f.limbs;
