@@ -600,11 +600,41 @@ int MPIX_Alltoall_gpu_enqueue(const void *sendbuf, MPI_Count sendcount, MPI_Data
                       "MPIX_Alltoall_gpu_enqueue");
 }
 
-int MPIX_Comm_gpu_init(MPI_Comm comm, MPI_Info) {
+int MPIX_Comm_gpu_init(MPI_Comm comm, MPI_Info info) {
   ApiCall call("MPIX_Comm_gpu_init", comm);
   if (!call.checkComm()) return call.code();
+  // The hint chorus_reproducible = exact | default: this communicator's
+  // sums, whatever CHORUS_REPRODUCIBLE says (coll/exact_executor.h).
+  int exact = -1;  // -1: no hint
+  if (info != MPI_INFO_NULL) {
+    char value[32] = "";
+    int found = 0;
+    if (MPI_Info_get(info, "chorus_reproducible", int(sizeof value) - 1, value, &found) != MPI_SUCCESS)
+      return call.fail(ErrorClass::Argument, "info: cannot read the key chorus_reproducible");
+    if (found) {
+      if (!strcmp(value, "exact")) exact = 1;
+      else if (!strcmp(value, "default")) exact = 0;
+      else
+        return call.fail(ErrorClass::Argument, "info: chorus_reproducible = \"%s\" is neither \"exact\" nor \"default\"",
+                         value);
+    }
+  }
   Status s = contextInit(comm);
-  return s == Status::Ok ? MPI_SUCCESS : failSetup(call, s, false);
+  if (s != Status::Ok) return failSetup(call, s, false);
+  // Every rank must pass the same hint: compared, so that no rank sums
+  // exactly against a peer that does not (the passes would not match).
+  int range[2] = {exact, -exact}, agreed[2] = {0, 0};
+  if (PMPI_Allreduce(range, agreed, 2, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+    return call.fail(ErrorClass::Internal, "could not compare the chorus_reproducible hint between the ranks");
+  if (agreed[0] != -agreed[1])
+    return call.fail(ErrorClass::Argument, "info: chorus_reproducible differs between the ranks of comm (this rank: %s)",
+                     exact < 0 ? "not given" : exact ? "exact" : "default");
+  Context *ctx = nullptr;
+  if (exact >= 0 && contextGet(comm, &ctx) == Status::Ok) {
+    waitForQueued(*ctx);  // the queued nonblocking calls were made before the hint
+    ctx->exactSums = exact == 1;
+  }
+  return MPI_SUCCESS;
 }
 
 int MPIX_Comm_gpu_free(MPI_Comm comm) {

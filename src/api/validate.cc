@@ -108,9 +108,10 @@ bool ApiCall::checkReduction(MPI_Datatype dt, MPI_Op op, TypeMapping *type, RedO
   }
   // The exact mode takes no order-dependent reduction (checked only for
   // those, so the usual call pays nothing).
-  if (const char *why = exactRefusal(type->type, *redop); why && !strcmp(paramString(ParamId::Reproducible), "exact")) {
+  if (const char *why = exactRefusal(type->type, *redop);
+      why && (ctx_ ? ctx_->exactSums : !strcmp(paramString(ParamId::Reproducible), "exact"))) {
     if (quietRefusal()) return false;
-    fail(ErrorClass::Unsupported, "op = %s on datatype = %s under CHORUS_REPRODUCIBLE=exact: %s", opLabel(op).c_str(),
+    fail(ErrorClass::Unsupported, "op = %s on datatype = %s in the exact mode (CHORUS_REPRODUCIBLE=exact or the chorus_reproducible hint): %s", opLabel(op).c_str(),
          datatypeLabel(dt).c_str(), why);
     return false;
   }

@@ -1,6 +1,7 @@
 #include "coll/exact_executor.h"
 
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "coll/exact_sum.h"
@@ -22,12 +23,18 @@ const char *exactRefusal(DataType type, RedOp op) {
 
 namespace {
 
-// One pass: `coll` on `count` integers of `type` with `op`, planned afresh
+// Below this many bytes gathered per rank (every rank's contributions to
+// every element), one allgather of the values and a local exact sum beat
+// the passes' two or three collectives: latency, not bytes, decides there.
+// Either way each element is the same function of its contributions.
+constexpr size_t kExactGatherBytes = 16 * 1024;
+
+// One pass: `coll` on `count` elements of `type` with `op`, planned afresh
 // (the pass's size is not the call's) and tagged as its own call, so that a
 // rank in another pass is a mismatch, not a misread.
 Status runPass(HostChannel &ch, const PlanShape &shape, Coll coll, DataType type, size_t elemSize, RedOp op,
                size_t count, const void *send, void *recv, int root) {
-  const size_t planBytes = count * elemSize;
+  const size_t planBytes = count * elemSize;  // (one rank's block for allgather and reduce-scatter)
   Plan plan = planCollective(coll, planBytes, shape);
   if (plan.algo == Algo::Publish && !ch.publish) plan.algo = Algo::Ring;
   CollRequest pass;
@@ -49,8 +56,82 @@ Status runPass(HostChannel &ch, const PlanShape &shape, Coll coll, DataType type
 struct ExactScratch {
   std::vector<uint16_t> keys;
   std::vector<int64_t> limbs, sums;
+  std::vector<unsigned char> values, results;
 };
 thread_local ExactScratch t_scratch;
+
+// The per-element steps with the format a constant, so that the compiler
+// folds the shifts and masks of each type.
+template <DataType T>
+struct Steps {
+  static constexpr ExactFormat f = exactFormatOf(T);
+
+  static void keys(const unsigned char *in, size_t n, uint16_t *out) {
+    for (size_t i = 0; i < n; ++i) out[i] = exactKey(exactLoadBits(in + i * f.bytes, f.bytes), f);
+  }
+  static void limbs(const unsigned char *in, size_t n, const uint16_t *keys, int64_t *out) {
+    for (size_t i = 0; i < n; ++i) exactLimbs(exactLoadBits(in + i * f.bytes, f.bytes), keys[i], f, out + i * f.limbs);
+  }
+  static void round(const int64_t *sums, const uint16_t *keys, size_t n, uint64_t divisor, unsigned char *out) {
+    for (size_t i = 0; i < n; ++i)
+      exactStoreBits(out + i * f.bytes, f.bytes, exactRound(sums + i * f.limbs, keys[i], divisor, f));
+  }
+  // Elements [first, first + n) from every rank's whole vector in
+  // `gathered` (nranks vectors of `total`), summed here.
+  static void sumGathered(const unsigned char *gathered, size_t total, int nranks, size_t first, size_t n,
+                          uint64_t divisor, unsigned char *out) {
+    for (size_t i = first; i < first + n; ++i) {
+      uint16_t key = 0;
+      for (int r = 0; r < nranks; ++r) {
+        const uint16_t k = exactKey(exactLoadBits(gathered + (size_t(r) * total + i) * f.bytes, f.bytes), f);
+        key = k > key ? k : key;
+      }
+      int64_t sums[kExactMaxLimbs] = {}, limb[kExactMaxLimbs];
+      for (int r = 0; r < nranks; ++r) {
+        exactLimbs(exactLoadBits(gathered + (size_t(r) * total + i) * f.bytes, f.bytes), key, f, limb);
+        for (int k = 0; k < f.limbs; ++k) sums[k] = int64_t(uint64_t(sums[k]) + uint64_t(limb[k]));  // wraps, as the passes do
+      }
+      exactStoreBits(out + (i - first) * f.bytes, f.bytes, exactRound(sums, key, divisor, f));
+    }
+  }
+};
+
+struct StepTable {
+  void (*keys)(const unsigned char *, size_t, uint16_t *);
+  void (*limbs)(const unsigned char *, size_t, const uint16_t *, int64_t *);
+  void (*round)(const int64_t *, const uint16_t *, size_t, uint64_t, unsigned char *);
+  void (*sumGathered)(const unsigned char *, size_t, int, size_t, size_t, uint64_t, unsigned char *);
+};
+template <DataType T>
+constexpr StepTable stepsOf() {
+  return {Steps<T>::keys, Steps<T>::limbs, Steps<T>::round, Steps<T>::sumGathered};
+}
+StepTable stepTable(DataType t) {
+  switch (t) {
+    case DataType::Float16: return stepsOf<DataType::Float16>();
+    case DataType::BFloat16: return stepsOf<DataType::BFloat16>();
+    case DataType::Float32: return stepsOf<DataType::Float32>();
+    default: return stepsOf<DataType::Float64>();
+  }
+}
+
+// Small calls: every rank's values to every rank, each sums what it returns.
+Status gatherAndSum(HostChannel &ch, const CollRequest &req, const PlanShape &shape, const StepTable &steps,
+                    size_t total, uint64_t divisor) {
+  const ExactFormat f = exactFormatOf(req.type);
+  ExactScratch &s = t_scratch;
+  s.values.resize(total * size_t(f.bytes) * size_t(ch.nranks));
+  Status st = runPass(ch, shape, Coll::Allgather, DataType::Bytes, size_t(f.bytes), RedOp::Sum, total, req.sendbuf,
+                      s.values.data(), 0);
+  if (st != Status::Ok) return st;
+  auto *out = static_cast<unsigned char *>(req.recvbuf);
+  if (req.coll == Coll::Allreduce) steps.sumGathered(s.values.data(), total, ch.nranks, 0, total, divisor, out);
+  else if (req.coll == Coll::Reduce && ch.rank == req.root)
+    steps.sumGathered(s.values.data(), total, ch.nranks, 0, total, divisor, out);
+  else if (req.coll == Coll::ReduceScatter)
+    steps.sumGathered(s.values.data(), total, ch.nranks, req.count * size_t(ch.rank), req.count, divisor, out);
+  return Status::Ok;
+}
 
 }  // namespace
 
@@ -63,51 +144,59 @@ Status hostExecuteExact(HostChannel &ch, const CollRequest &req, const PlanShape
   }
   const Coll coll = req.coll;
   const Algo algo = req.algo;
+  const StepTable steps = stepTable(req.type);
+  const size_t nranks = size_t(ch.nranks), rank = size_t(ch.rank), bytes = size_t(f.bytes), limbs = size_t(f.limbs);
   // Elements this rank contributes; reduce-scatter's count is one block.
-  const size_t block = req.count;
-  const size_t total = coll == Coll::ReduceScatter ? block * size_t(ch.nranks) : block;
+  const size_t total = coll == Coll::ReduceScatter ? req.count * nranks : req.count;
+  const uint64_t divisor = req.op == RedOp::Avg ? uint64_t(ch.nranks) : 1;
   const auto *in = static_cast<const unsigned char *>(req.sendbuf);
+  auto *out = static_cast<unsigned char *>(req.recvbuf);
   ExactScratch &s = t_scratch;
-  s.keys.resize(total);
-  for (size_t i = 0; i < total; ++i) s.keys[i] = exactKey(exactLoadBits(in + i * size_t(f.bytes), f.bytes), f);
-  Status st = runPass(ch, shape, Coll::Allreduce, DataType::Uint16, sizeof(uint16_t), RedOp::Max, total,
-                      s.keys.data(), s.keys.data(), 0);
-  if (st != Status::Ok) return st;
-  const size_t limbs = size_t(f.limbs);
-  s.limbs.resize(total * limbs);
-  for (size_t i = 0; i < total; ++i)
-    exactLimbs(exactLoadBits(in + i * size_t(f.bytes), f.bytes), s.keys[i], f, &s.limbs[i * limbs]);
-  // The limbs of one element lie together, so that a reduce-scatter block
-  // is the limbs of a block of elements.
-  const int64_t *sums = s.limbs.data();
-  size_t first = 0, results = total;
-  switch (coll) {
-    case Coll::Allreduce:
-      st = runPass(ch, shape, Coll::Allreduce, DataType::Int64, 8, RedOp::Sum, total * limbs, s.limbs.data(),
-                   s.limbs.data(), 0);
-      break;
-    case Coll::Reduce:
-      st = runPass(ch, shape, Coll::Reduce, DataType::Int64, 8, RedOp::Sum, total * limbs, s.limbs.data(),
-                   s.limbs.data(), req.root);
-      if (ch.rank != req.root) results = 0;
-      break;
-    default:  // ReduceScatter
-      s.sums.resize(block * limbs);
-      st = runPass(ch, shape, Coll::ReduceScatter, DataType::Int64, 8, RedOp::Sum, block * limbs, s.limbs.data(),
-                   s.sums.data(), 0);
-      sums = s.sums.data();
-      first = block * size_t(ch.rank);
-      results = block;
-      break;
+  Status st;
+  if (total * bytes * nranks <= kExactGatherBytes) {
+    st = gatherAndSum(ch, req, shape, steps, total, divisor);
+  } else {
+    // Every rank aligns its contributions to every element's agreed key.
+    // An allreduce's limbs are reduce-scattered and its rounded results
+    // gathered (26 + 8 bytes an element for double where the limbs'
+    // allreduce would move 24 + 24); blocks padded to equal sizes.
+    const size_t block = coll == Coll::Allreduce ? (total + nranks - 1) / nranks : req.count;
+    const size_t padded = coll == Coll::Reduce ? total : block * nranks;
+    s.keys.resize(padded);
+    steps.keys(in, total, s.keys.data());
+    st = runPass(ch, shape, Coll::Allreduce, DataType::Uint16, sizeof(uint16_t), RedOp::Max, total, s.keys.data(),
+                 s.keys.data(), 0);
+    if (st == Status::Ok) {
+      s.limbs.resize(padded * limbs);
+      steps.limbs(in, total, s.keys.data(), s.limbs.data());
+      memset(s.limbs.data() + total * limbs, 0, (padded - total) * limbs * sizeof(int64_t));
+      for (size_t i = total; i < padded; ++i) s.keys[i] = 2;
+      if (coll == Coll::Reduce) {
+        st = runPass(ch, shape, Coll::Reduce, DataType::Int64, 8, RedOp::Sum, total * limbs, s.limbs.data(),
+                     s.limbs.data(), req.root);
+        if (st == Status::Ok && ch.rank == req.root) steps.round(s.limbs.data(), s.keys.data(), total, divisor, out);
+      } else {
+        s.sums.resize(block * limbs);
+        st = runPass(ch, shape, Coll::ReduceScatter, DataType::Int64, 8, RedOp::Sum, block * limbs, s.limbs.data(),
+                     s.sums.data(), 0);
+        if (st == Status::Ok && coll == Coll::ReduceScatter) {
+          steps.round(s.sums.data(), s.keys.data() + block * rank, block, divisor, out);
+        } else if (st == Status::Ok) {
+          // This rank's block rounded, then every block to every rank.
+          s.values.resize(block * bytes);
+          steps.round(s.sums.data(), s.keys.data() + block * rank, block, divisor, s.values.data());
+          const bool whole = padded == total;
+          if (!whole) s.results.resize(padded * bytes);
+          st = runPass(ch, shape, Coll::Allgather, DataType::Bytes, bytes, RedOp::Sum, block, s.values.data(),
+                       whole ? out : s.results.data(), 0);
+          if (st == Status::Ok && !whole) memcpy(out, s.results.data(), total * bytes);
+        }
+      }
+    }
   }
   ch.coll = coll;  // errors name the user's collective
   ch.algo = algo;
-  if (st != Status::Ok) return st;
-  const uint64_t divisor = req.op == RedOp::Avg ? uint64_t(ch.nranks) : 1;
-  auto *out = static_cast<unsigned char *>(req.recvbuf);
-  for (size_t i = 0; i < results; ++i)
-    exactStoreBits(out + i * size_t(f.bytes), f.bytes, exactRound(sums + i * limbs, s.keys[first + i], divisor, f));
-  return Status::Ok;
+  return st;
 }
 
 }  // namespace chorus

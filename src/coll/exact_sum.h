@@ -62,7 +62,7 @@ struct ExactFormat {
   int bytes = 0;
 };
 
-CHORUS_HOST_DEVICE inline ExactFormat exactFormatOf(DataType t) {
+CHORUS_HOST_DEVICE constexpr ExactFormat exactFormatOf(DataType t) {
   switch (t) {
     case DataType::Float16: return {10, 5, 1, 2};
     case DataType::BFloat16: return {7, 8, 1, 2};

@@ -321,9 +321,11 @@ void check(int rc, const std::string &what) {
 
 void runAll(MPI_Comm comm, uint64_t seed) {
   const Kind kinds[] = {Kind::Double, Kind::Float, Kind::Half, Kind::BFloat16};
-  // 3000 elements: every case many times; 40000 doubles: several slots per link.
+  // 500 elements: the small calls' single allgather (at 3 ranks; the
+  // passes at 5), 3000: every case many times, the passes; 40000 doubles:
+  // several slots per link.
   for (Kind k : kinds) {
-    for (size_t count : {size_t(3000), size_t(k == Kind::Double ? 40000 : 0)}) {
+    for (size_t count : {size_t(500), size_t(3000), size_t(k == Kind::Double ? 40000 : 0)}) {
       if (!count) continue;
       const std::string name = std::string(info(k).name) + " x " + std::to_string(count);
       const Case c = makeCase(k, count, seed, false);
@@ -361,14 +363,25 @@ void runAll(MPI_Comm comm, uint64_t seed) {
         "complex allreduce");
   verify(Kind::Double, c, out.data(), 0, n, "complex allreduce");
   // MPIX_GPU_AVG: the exact sum divided, rounded once.
-  const Case a = makeCase(Kind::Double, n, seed, true);
-  check(MPIX_Allreduce_gpu(a.input.data(), out.data(), MPI_Count(n), MPI_DOUBLE, MPIX_GPU_AVG, comm), "average");
-  verify(Kind::Double, a, out.data(), 0, n, "average", false);
+  for (size_t count : {size_t(200), n}) {
+    const Case a = makeCase(Kind::Double, count, seed, true);
+    check(MPIX_Allreduce_gpu(a.input.data(), out.data(), MPI_Count(count), MPI_DOUBLE, MPIX_GPU_AVG, comm), "average");
+    verify(Kind::Double, a, out.data(), 0, count, "average x " + std::to_string(count), false);
+  }
+  // The small calls' reduce and reduce-scatter.
+  const size_t few = 3 * size_t(size) * 20;
+  std::fill(out.begin(), out.end(), 0);
+  check(MPIX_Reduce_gpu(c.input.data(), out.data(), MPI_Count(few), MPI_DOUBLE, MPI_SUM, 0, comm), "small reduce");
+  if (rank == 0) verify(Kind::Double, c, out.data(), 0, few, "small reduce", false);
+  check(MPIX_Reduce_scatter_block_gpu(c.input.data(), mine.data(), MPI_Count(few / size_t(size)), MPI_DOUBLE, MPI_SUM,
+                                      comm), "small reduce-scatter");
+  verify(Kind::Double, c, mine.data(), few / size_t(size) * size_t(rank), few / size_t(size), "small reduce-scatter",
+         false);
   // Order-dependent ops on floats are refused; integers stay exact as they were.
   std::vector<double> d(8, 1.5), e(8);
   const int rc = MPIX_Allreduce_gpu(d.data(), e.data(), 8, MPI_DOUBLE, MPI_PROD, comm);
   if (rc == MPI_SUCCESS) fail("MPI_PROD on MPI_DOUBLE was accepted in the exact mode");
-  else if (!contains(errorText(rc), "CHORUS_REPRODUCIBLE=exact")) fail("the MPI_PROD refusal does not name the mode: " + errorText(rc));
+  else if (!contains(errorText(rc), "exact mode")) fail("the MPI_PROD refusal does not name the mode: " + errorText(rc));
   std::vector<long> li(64), lo(64), ref(64);
   for (size_t i = 0; i < li.size(); ++i) li[i] = long(mix(i + uint64_t(rank)) % 1000) - 500;
   check(MPIX_Allreduce_gpu(li.data(), lo.data(), 64, MPI_LONG, MPI_SUM, comm), "long allreduce");
@@ -383,12 +396,42 @@ int main(int argc, char **argv) {
   const char *seedText = getenv("TEST_PERM_SEED");
   const uint64_t seed = seedText ? strtoull(seedText, nullptr, 10) : 1;
   if (size < 3) fail("needs 3 ranks or more (three contributions per element)");
+  // The mode from CHORUS_REPRODUCIBLE=exact, or else from the hint on
+  // this communicator (MPIX_Comm_gpu_init's info).
   MPI_Comm comm = dupReturningErrors();
+  const char *mode = getenv("CHORUS_REPRODUCIBLE");
+  const bool byHint = !mode || strcmp(mode, "exact") != 0;
+  if (byHint) {
+    MPI_Info hint;
+    MPI_Info_create(&hint);
+    MPI_Info_set(hint, "chorus_reproducible", "exact");
+    check(MPIX_Comm_gpu_init(comm, hint), "MPIX_Comm_gpu_init with chorus_reproducible = exact");
+    MPI_Info_free(&hint);
+  } else {
+    // The hint "default" turns the mode off for one communicator: MPI_PROD
+    // is taken there (1.5^size is exact whatever the order).
+    MPI_Comm plain = dupReturningErrors();
+    MPI_Info hint;
+    MPI_Info_create(&hint);
+    MPI_Info_set(hint, "chorus_reproducible", "default");
+    check(MPIX_Comm_gpu_init(plain, hint), "MPIX_Comm_gpu_init with chorus_reproducible = default");
+    double x = 1.5, y = 0;
+    check(MPIX_Allreduce_gpu(&x, &y, 1, MPI_DOUBLE, MPI_PROD, plain), "MPI_PROD under the hint default");
+    if (y != std::pow(1.5, size)) fail("MPI_PROD under the hint default gave " + std::to_string(y));
+    // A value that is neither: refused, naming it.
+    MPI_Info_set(hint, "chorus_reproducible", "exactly");
+    const int rc = MPIX_Comm_gpu_init(plain, hint);
+    if (rc == MPI_SUCCESS || !contains(errorText(rc), "\"exactly\""))
+      fail("the hint chorus_reproducible = exactly was not refused by name: " + errorText(rc));
+    MPI_Info_free(&hint);
+    MPI_Comm_free(&plain);
+  }
   if (failure.empty()) runAll(comm, seed);
   // The digest of every result this rank checked but its own share of the
   // reduce-scatter, the same on every rank and every run.
   unsigned long long all = digest;
   if (rank == 0) printf("digest rank 0: %016llx\n", all);
+  if (rank == 0) printf("mode from %s\n", byHint ? "the hint" : "CHORUS_REPRODUCIBLE");
   MPI_Comm_free(&comm);
   const int rc = reportRank(rank, failure, "exact sums equal the reference");
   MPI_Finalize();
