@@ -3,7 +3,8 @@
 // library (Shewchuk's exact partial sums, rounded once as Python's
 // math.fsum does), and a digest of the result bits that the launcher
 // compares between runs of another rank count, permutation, algorithm and
-// layout.
+// layout.  Built with EXACT_ON_DEVICE (tests/gpu, test_exact_gpu), the
+// same on device buffers.
 //
 // Each element has three contributions, held by the ranks a permutation
 // (TEST_PERM_SEED, per element) says; the other ranks hold -0, which must
@@ -23,6 +24,9 @@
 
 #include "chorus.h"
 #include "rank_test.h"
+#ifdef EXACT_ON_DEVICE
+#include <cuda_runtime.h>
+#endif
 
 namespace {
 
@@ -319,6 +323,31 @@ void check(int rc, const std::string &what) {
   if (rc != MPI_SUCCESS) fail(what + ": " + errorText(rc));
 }
 
+// Run `call(in, out)` on this program's buffers: host memory, or (built
+// with EXACT_ON_DEVICE, tests/gpu) copies of them in device memory, the
+// result copied back.  `in` may be MPI_IN_PLACE.
+template <typename Call>
+int onBuffers(const void *in, size_t inBytes, void *out, size_t outBytes, Call call) {
+#ifdef EXACT_ON_DEVICE
+  void *din = nullptr, *dout = nullptr;
+  if (in != MPI_IN_PLACE) {
+    cudaMalloc(&din, inBytes ? inBytes : 1);
+    cudaMemcpy(din, in, inBytes, cudaMemcpyHostToDevice);
+  }
+  cudaMalloc(&dout, outBytes ? outBytes : 1);
+  cudaMemcpy(dout, out, outBytes, cudaMemcpyHostToDevice);
+  const int rc = call(in == MPI_IN_PLACE ? MPI_IN_PLACE : static_cast<const void *>(din), dout);
+  cudaMemcpy(out, dout, outBytes, cudaMemcpyDeviceToHost);
+  if (din) cudaFree(din);
+  cudaFree(dout);
+  return rc;
+#else
+  (void)inBytes;
+  (void)outBytes;
+  return call(in, out);
+#endif
+}
+
 void runAll(MPI_Comm comm, uint64_t seed) {
   const Kind kinds[] = {Kind::Double, Kind::Float, Kind::Half, Kind::BFloat16};
   // 500 elements: the small calls' single allgather (at 3 ranks; the
@@ -330,7 +359,10 @@ void runAll(MPI_Comm comm, uint64_t seed) {
       const std::string name = std::string(info(k).name) + " x " + std::to_string(count);
       const Case c = makeCase(k, count, seed, false);
       std::vector<unsigned char> out(c.input.size());
-      check(MPIX_Allreduce_gpu(c.input.data(), out.data(), MPI_Count(count), typeOf(k), MPI_SUM, comm),
+      check(onBuffers(c.input.data(), c.input.size(), out.data(), out.size(),
+                      [&](const void *i, void *o) {
+                        return MPIX_Allreduce_gpu(i, o, MPI_Count(count), typeOf(k), MPI_SUM, comm);
+                      }),
             "allreduce " + name);
       verify(k, c, out.data(), 0, count, "allreduce " + name);
     }
@@ -340,41 +372,67 @@ void runAll(MPI_Comm comm, uint64_t seed) {
   std::vector<unsigned char> out(c.input.size());
   // In place.
   out = c.input;
-  check(MPIX_Allreduce_gpu(MPI_IN_PLACE, out.data(), MPI_Count(n), MPI_DOUBLE, MPI_SUM, comm), "in-place allreduce");
+  check(onBuffers(MPI_IN_PLACE, 0, out.data(), out.size(),
+                  [&](const void *i, void *o) { return MPIX_Allreduce_gpu(i, o, MPI_Count(n), MPI_DOUBLE, MPI_SUM, comm); }),
+        "in-place allreduce");
   verify(Kind::Double, c, out.data(), 0, n, "in-place allreduce");
   // Reduce to the last rank.
   std::fill(out.begin(), out.end(), 0);
-  check(MPIX_Reduce_gpu(c.input.data(), out.data(), MPI_Count(n), MPI_DOUBLE, MPI_SUM, size - 1, comm), "reduce");
+  check(onBuffers(c.input.data(), c.input.size(), out.data(), out.size(),
+                  [&](const void *i, void *o) {
+                    return MPIX_Reduce_gpu(i, o, MPI_Count(n), MPI_DOUBLE, MPI_SUM, size - 1, comm);
+                  }),
+        "reduce");
   if (rank == size - 1) verify(Kind::Double, c, out.data(), 0, n, "reduce", false);
   // Reduce-scatter: blocks of n / size.
   const size_t block = n / size_t(size);
   std::vector<unsigned char> mine(block * 8);
-  check(MPIX_Reduce_scatter_block_gpu(c.input.data(), mine.data(), MPI_Count(block), MPI_DOUBLE, MPI_SUM, comm),
+  check(onBuffers(c.input.data(), c.input.size(), mine.data(), mine.size(),
+                  [&](const void *i, void *o) {
+                    return MPIX_Reduce_scatter_block_gpu(i, o, MPI_Count(block), MPI_DOUBLE, MPI_SUM, comm);
+                  }),
         "reduce-scatter");
   verify(Kind::Double, c, mine.data(), block * size_t(rank), block, "reduce-scatter", false);
   // Nonblocking.
-  MPI_Request req;
-  check(MPIX_Iallreduce_gpu(c.input.data(), out.data(), MPI_Count(n), MPI_DOUBLE, MPI_SUM, comm, &req),
+  check(onBuffers(c.input.data(), c.input.size(), out.data(), out.size(),
+                  [&](const void *i, void *o) {
+                    MPI_Request req;
+                    const int rc = MPIX_Iallreduce_gpu(i, o, MPI_Count(n), MPI_DOUBLE, MPI_SUM, comm, &req);
+                    if (rc == MPI_SUCCESS) MPI_Wait(&req, MPI_STATUS_IGNORE);
+                    return rc;
+                  }),
         "nonblocking allreduce");
-  MPI_Wait(&req, MPI_STATUS_IGNORE);
   verify(Kind::Double, c, out.data(), 0, n, "nonblocking allreduce");
   // Complex: per part.
-  check(MPIX_Allreduce_gpu(c.input.data(), out.data(), MPI_Count(n / 2), MPI_C_DOUBLE_COMPLEX, MPI_SUM, comm),
+  check(onBuffers(c.input.data(), c.input.size(), out.data(), out.size(),
+                  [&](const void *i, void *o) {
+                    return MPIX_Allreduce_gpu(i, o, MPI_Count(n / 2), MPI_C_DOUBLE_COMPLEX, MPI_SUM, comm);
+                  }),
         "complex allreduce");
   verify(Kind::Double, c, out.data(), 0, n, "complex allreduce");
   // MPIX_GPU_AVG: the exact sum divided, rounded once.
   for (size_t count : {size_t(200), n}) {
     const Case a = makeCase(Kind::Double, count, seed, true);
-    check(MPIX_Allreduce_gpu(a.input.data(), out.data(), MPI_Count(count), MPI_DOUBLE, MPIX_GPU_AVG, comm), "average");
+    check(onBuffers(a.input.data(), a.input.size(), out.data(), out.size(),
+                    [&](const void *i, void *o) {
+                      return MPIX_Allreduce_gpu(i, o, MPI_Count(count), MPI_DOUBLE, MPIX_GPU_AVG, comm);
+                    }),
+          "average");
     verify(Kind::Double, a, out.data(), 0, count, "average x " + std::to_string(count), false);
   }
   // The small calls' reduce and reduce-scatter.
   const size_t few = 3 * size_t(size) * 20;
   std::fill(out.begin(), out.end(), 0);
-  check(MPIX_Reduce_gpu(c.input.data(), out.data(), MPI_Count(few), MPI_DOUBLE, MPI_SUM, 0, comm), "small reduce");
+  check(onBuffers(c.input.data(), c.input.size(), out.data(), out.size(),
+                  [&](const void *i, void *o) { return MPIX_Reduce_gpu(i, o, MPI_Count(few), MPI_DOUBLE, MPI_SUM, 0, comm); }),
+        "small reduce");
   if (rank == 0) verify(Kind::Double, c, out.data(), 0, few, "small reduce", false);
-  check(MPIX_Reduce_scatter_block_gpu(c.input.data(), mine.data(), MPI_Count(few / size_t(size)), MPI_DOUBLE, MPI_SUM,
-                                      comm), "small reduce-scatter");
+  check(onBuffers(c.input.data(), c.input.size(), mine.data(), mine.size(),
+                  [&](const void *i, void *o) {
+                    return MPIX_Reduce_scatter_block_gpu(i, o, MPI_Count(few / size_t(size)), MPI_DOUBLE, MPI_SUM,
+                                                         comm);
+                  }),
+        "small reduce-scatter");
   verify(Kind::Double, c, mine.data(), few / size_t(size) * size_t(rank), few / size_t(size), "small reduce-scatter",
          false);
   // Order-dependent ops on floats are refused; integers stay exact as they were.
@@ -393,6 +451,15 @@ void runAll(MPI_Comm comm, uint64_t seed) {
 
 int main(int argc, char **argv) {
   initRanks(&argc, &argv, &rank, &size);
+#ifdef EXACT_ON_DEVICE
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    if (rank == 0) printf("skipped: no GPU\n");
+    MPI_Finalize();
+    return 77;
+  }
+  cudaSetDevice(rank % devices);
+#endif
   const char *seedText = getenv("TEST_PERM_SEED");
   const uint64_t seed = seedText ? strtoull(seedText, nullptr, 10) : 1;
   if (size < 3) fail("needs 3 ranks or more (three contributions per element)");
