@@ -91,7 +91,7 @@ CHORUS_HOST_DEVICE inline void exactStoreBits(void *p, int bytes, uint64_t bits)
 // Pass 1: the key whose maximum over the ranks the element's limbs are
 // aligned to.  2 * (biased exponent, at least 1) + (anything but -0); the
 // all-ones exponent (infinity, NaN) is the largest key.
-CHORUS_HOST_DEVICE inline uint16_t exactKey(uint64_t bits, const ExactFormat &f) {
+CHORUS_HOST_DEVICE CHORUS_INLINE uint16_t exactKey(uint64_t bits, const ExactFormat &f) {
   const uint64_t expMask = (uint64_t(1) << f.exponentBits) - 1;
   const uint64_t exponent = (bits >> f.mantissaBits) & expMask;
   const uint64_t magnitude = bits & ((uint64_t(1) << (f.mantissaBits + f.exponentBits)) - 1);
@@ -102,7 +102,7 @@ CHORUS_HOST_DEVICE inline uint16_t exactKey(uint64_t bits, const ExactFormat &f)
 
 // Pass 2: the contribution `bits` as `f.limbs` signed limbs, aligned to the
 // element's agreed key.
-CHORUS_HOST_DEVICE inline void exactLimbs(uint64_t bits, uint16_t key, const ExactFormat &f, int64_t *limbs) {
+CHORUS_HOST_DEVICE CHORUS_INLINE void exactLimbs(uint64_t bits, uint16_t key, const ExactFormat &f, int64_t *limbs) {
   const int expMask = (1 << f.exponentBits) - 1;
   const int top = key >> 1;
   const int exponent = int((bits >> f.mantissaBits) & uint64_t(expMask));
@@ -153,7 +153,7 @@ struct ExactWide {
 
   // The limb sums' total, sum_k sums[k] * 2^(42 k) for up to three limbs,
   // as its magnitude; returns whether it is negative.  |total| < 2^148.
-  CHORUS_HOST_DEVICE bool setMagnitude(const int64_t *sums, int limbs) {
+  CHORUS_HOST_DEVICE CHORUS_INLINE bool setMagnitude(const int64_t *sums, int limbs) {
     const __int128 digit = __int128(1) << kExactLimbBits;
     const __int128 upper = __int128(1) << (2 * kExactLimbBits);
     __int128 low = sums[0];
@@ -178,11 +178,6 @@ struct ExactWide {
     w[3] = w[4] = 0;
     return negative;
   }
-  CHORUS_HOST_DEVICE bool zero() const {
-    for (int i = 0; i < kWords; ++i)
-      if (w[i]) return false;
-    return true;
-  }
   // Divide (non-negative) by d; returns whether a remainder was left.
   CHORUS_HOST_DEVICE bool divide(uint64_t d) {
     unsigned __int128 rest = 0;
@@ -193,21 +188,10 @@ struct ExactWide {
     }
     return rest != 0;
   }
-  CHORUS_HOST_DEVICE int topBit() const {
+  CHORUS_HOST_DEVICE CHORUS_INLINE int topBit() const {
     for (int i = kWords - 1; i >= 0; --i)
       if (w[i]) return 64 * i + 63 - exactLeadingZeros(w[i]);
     return -1;
-  }
-  CHORUS_HOST_DEVICE bool bit(int pos) const {
-    return pos >= 0 && pos < 64 * kWords && ((w[pos / 64] >> (pos % 64)) & 1);
-  }
-  // Bits [pos, pos + count) as an integer, 0 <= pos, count <= 63.
-  CHORUS_HOST_DEVICE uint64_t bits(int pos, int count) const {
-    const int word = pos / 64, shift = pos % 64;
-    if (word >= kWords) return 0;
-    uint64_t out = w[word] >> shift;
-    if (shift && word + 1 < kWords) out |= w[word + 1] << (64 - shift);
-    return out & ((uint64_t(1) << count) - 1);
   }
   CHORUS_HOST_DEVICE bool anyBelow(int pos) const {
     for (int i = 0; i < kWords && 64 * i < pos; ++i) {
@@ -219,9 +203,41 @@ struct ExactWide {
   }
 };
 
+// The rounding itself: the value mant * 2^(e - 63), plus something below
+// it when `sticky`, with mant's top bit set (e: the exponent of that bit),
+// rounded once to nearest-even into the format, subnormals and overflow
+// included.
+CHORUS_HOST_DEVICE CHORUS_INLINE uint64_t exactRoundNormalized(uint64_t mant, bool sticky, int e, uint64_t sign,
+                                                        const ExactFormat &f) {
+  const int precision = f.mantissaBits + 1;
+  const int expMask = (1 << f.exponentBits) - 1;
+  const int bias = expMask >> 1;
+  const int minExponent = 1 - bias;
+  // Bits kept: p for a normal result, fewer down to the smallest subnormal.
+  const int keep = e >= minExponent ? precision : precision - (minExponent - e);
+  if (keep <= 0) {
+    // At most half the smallest subnormal: 0, or that subnormal when above half.
+    if (keep < 0) return sign;
+    return sign | ((mant > (uint64_t(1) << 63) || sticky) ? 1 : 0);
+  }
+  const int drop = 64 - keep;  // >= 11
+  uint64_t q = mant >> drop;
+  const uint64_t rest = mant & ((uint64_t(1) << drop) - 1), half = uint64_t(1) << (drop - 1);
+  if (rest > half || (rest == half && (sticky || (q & 1)))) ++q;
+  if (keep < precision) return sign | q;  // subnormal, or carried into the smallest normal: the same bits
+  int top = e;
+  if (q >> precision) {  // rounding carried into a new top bit
+    q >>= 1;
+    ++top;
+  }
+  const int biased = top + bias;
+  if (biased >= expMask) return sign | (uint64_t(expMask) << f.mantissaBits);
+  return sign | (uint64_t(biased) << f.mantissaBits) | (q & ((uint64_t(1) << f.mantissaBits) - 1));
+}
+
 // Pass 3: the element's result bits from its limb sums and agreed key,
 // divided by `divisor` (1, or the rank count for MPIX_GPU_AVG), rounded once.
-CHORUS_HOST_DEVICE inline uint64_t exactRound(const int64_t *sums, uint16_t key, uint64_t divisor,
+CHORUS_HOST_DEVICE CHORUS_INLINE uint64_t exactRound(const int64_t *sums, uint16_t key, uint64_t divisor,
                                               const ExactFormat &f) {
   const int expMask = (1 << f.exponentBits) - 1;
   const int bias = expMask >> 1;
@@ -247,35 +263,19 @@ CHORUS_HOST_DEVICE inline uint64_t exactRound(const int64_t *sums, uint16_t key,
     unit -= 64;
     sticky = t.divide(divisor);
   }
-  if (t.zero() && !sticky) return (key & 1) ? sign : uint64_t(1) << signShift;
-  const int precision = f.mantissaBits + 1;
-  const int minExponent = 1 - bias;
-  const int h = t.topBit();  // -1 when only the sticky bit is left
-  // The result's quantum: p bits below the top, but no finer than the
-  // smallest subnormal.
-  int quantum = h + unit - (precision - 1);
-  if (quantum < minExponent - (precision - 1)) quantum = minExponent - (precision - 1);
-  const int drop = quantum - unit;
-  uint64_t q;
-  if (drop <= 0) {
-    q = t.bits(0, h + 1) << -drop;  // exact: h + 1 - drop <= precision bits
+  const int h = t.topBit();
+  if (h < 0) return (key & 1) ? sign : uint64_t(1) << signShift;  // an exact zero (AVG's quotient is never 0 alone)
+  // The top 64 bits from bit h down, and whether anything is below them.
+  uint64_t mant;
+  if (h >= 63) {
+    const int low = h - 63, word = low / 64, shift = low % 64;
+    mant = t.w[word] >> shift;
+    if (shift && word + 1 < ExactWide::kWords) mant |= t.w[word + 1] << (64 - shift);
+    sticky = sticky || t.anyBelow(low);
   } else {
-    q = t.bits(drop, precision + 1 > 63 ? 63 : precision + 1);
-    const bool half = t.bit(drop - 1);
-    const bool below = sticky || t.anyBelow(drop - 1);
-    if (half && (below || (q & 1))) ++q;
+    mant = t.w[0] << (63 - h);
   }
-  if (q >> precision) {  // rounding carried into a new top bit
-    q >>= 1;
-    ++quantum;
-  }
-  if (q == 0) return sign;
-  if (q >> (precision - 1)) {
-    const int biased = quantum + (precision - 1) + bias;
-    if (biased >= expMask) return sign | (uint64_t(expMask) << f.mantissaBits);
-    return sign | (uint64_t(biased) << f.mantissaBits) | (q & ((uint64_t(1) << f.mantissaBits) - 1));
-  }
-  return sign | q;  // subnormal
+  return exactRoundNormalized(mant, sticky, h + unit, sign, f);
 }
 
 }  // namespace chorus
