@@ -1,0 +1,52 @@
+// The exact mode's per-element steps (src/coll/exact_sum.h) on one core:
+// ns per element for the exponent key, the limbs and the rounding, on 1M
+// doubles of mixed signs and exponents, each step timed over a second pass
+// (pages already faulted in).  Not a test: `make -C perf exact_steps_bench
+// && perf/exact_steps_bench` (perf/RESULTS.md, "Exact sums").  Checks that
+// rounding the limbs of one value gives the value back.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "coll/exact_sum.h"
+
+using namespace chorus;
+
+int main() {
+  constexpr ExactFormat f = exactFormatOf(DataType::Float64);
+  const size_t n = size_t(1) << 20;
+  std::vector<uint64_t> bits(n), out(n);
+  std::mt19937_64 rng(1);
+  for (auto &b : bits) {  // sign, exponent within 2^-60 of 1, random mantissa
+    const double v = std::ldexp(double(rng() >> 11) / double(uint64_t(1) << 53) + 0.5, -int(rng() % 60));
+    const double x = (rng() & 1) ? -v : v;
+    memcpy(&b, &x, 8);
+  }
+  std::vector<uint16_t> keys(n);
+  std::vector<int64_t> limbs(n * size_t(f.limbs));
+  double best[3] = {1e30, 1e30, 1e30};
+  size_t wrong = 0;
+  for (int pass = 0; pass < 3; ++pass) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < n; ++i) keys[i] = exactKey(bits[i], f);
+    const auto t1 = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < n; ++i) exactLimbs(bits[i], keys[i], f, &limbs[i * size_t(f.limbs)]);
+    const auto t2 = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < n; ++i) out[i] = exactRound(&limbs[i * size_t(f.limbs)], keys[i], 1, f);
+    const auto t3 = std::chrono::steady_clock::now();
+    const auto ns = [n](auto a, auto b) { return std::chrono::duration<double, std::nano>(b - a).count() / double(n); };
+    if (pass > 0) {
+      best[0] = std::min(best[0], ns(t0, t1));
+      best[1] = std::min(best[1], ns(t1, t2));
+      best[2] = std::min(best[2], ns(t2, t3));
+    }
+  }
+  for (size_t i = 0; i < n; ++i) wrong += out[i] != bits[i];
+  printf("double, 1M elements, best of 2 passes: key %.2f ns, limbs %.2f ns, rounding %.2f ns per element; "
+         "%zu values not given back\n", best[0], best[1], best[2], wrong);
+  return wrong ? 1 : 0;
+}
