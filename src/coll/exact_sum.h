@@ -154,29 +154,29 @@ struct ExactWide {
   // The limb sums' total, sum_k sums[k] * 2^(42 k) for up to three limbs,
   // as its magnitude; returns whether it is negative.  |total| < 2^148.
   CHORUS_HOST_DEVICE CHORUS_INLINE bool setMagnitude(const int64_t *sums, int limbs) {
-    const __int128 digit = __int128(1) << kExactLimbBits;
-    const __int128 upper = __int128(1) << (2 * kExactLimbBits);
+    // As a 192-bit two's-complement number (hi, lo), without branches on
+    // the data: the sign of a sum is as unpredictable as its digits.
     __int128 low = sums[0];
-    if (limbs > 1) low += __int128(sums[1]) * digit;  // |low| < 2^106
-    // total = high * 2^84 + rest, 0 <= rest < 2^84 (floor division).
-    __int128 high = low >> (2 * kExactLimbBits);
-    unsigned __int128 rest = static_cast<unsigned __int128>(low - high * upper);
-    if (limbs > 2) high += sums[2];
-    const bool negative = high < 0;
-    if (negative) {
-      if (rest) {
-        high = -high - 1;
-        rest = static_cast<unsigned __int128>(upper) - rest;
-      } else {
-        high = -high;
-      }
+    if (limbs > 1) low += __int128(sums[1]) * (__int128(1) << kExactLimbBits);  // |low| < 2^106
+    unsigned __int128 lo = static_cast<unsigned __int128>(low);
+    int64_t hi = int64_t(low >> 64) >> 63;  // low's sign, extended
+    if (limbs > 2) {
+      const int64_t s2 = sums[2];
+      const unsigned __int128 add = static_cast<unsigned __int128>(static_cast<__int128>(s2)) << (2 * kExactLimbBits);
+      const unsigned __int128 sum = lo + add;
+      hi += (s2 >> (128 - 2 * kExactLimbBits)) + int64_t(sum < lo);
+      lo = sum;
     }
-    const unsigned __int128 top = static_cast<unsigned __int128>(high);  // < 2^64
-    w[0] = uint64_t(rest);
-    w[1] = uint64_t(rest >> 64) | (uint64_t(top) << (2 * kExactLimbBits - 64));
-    w[2] = uint64_t(top >> (128 - 2 * kExactLimbBits));
+    const uint64_t negative = uint64_t(hi) >> 63;
+    const uint64_t mask = 0 - negative;
+    const unsigned __int128 wideMask = (static_cast<unsigned __int128>(mask) << 64) | mask;
+    lo = (lo ^ wideMask) + negative;
+    hi = int64_t((uint64_t(hi) ^ mask) + (negative & uint64_t(lo == 0)));
+    w[0] = uint64_t(lo);
+    w[1] = uint64_t(lo >> 64);
+    w[2] = uint64_t(hi);
     w[3] = w[4] = 0;
-    return negative;
+    return negative != 0;
   }
   // Divide (non-negative) by d; returns whether a remainder was left.
   CHORUS_HOST_DEVICE bool divide(uint64_t d) {
