@@ -100,40 +100,45 @@ CHORUS_HOST_DEVICE CHORUS_INLINE uint16_t exactKey(uint64_t bits, const ExactFor
   return uint16_t(2 * effective + (negativeZero ? 0 : 1));
 }
 
+// Shifts of a 64-bit word by any count: 0 once all bits are gone (C++ and
+// the hardware leave counts of 64 and more undefined or modulo 64).
+CHORUS_HOST_DEVICE CHORUS_INLINE uint64_t exactShiftLeft(uint64_t x, int64_t count) {
+  return count >= 0 && count < 64 ? x << count : 0;
+}
+CHORUS_HOST_DEVICE CHORUS_INLINE uint64_t exactShiftRight(uint64_t x, int64_t count) {
+  return count >= 0 && count < 64 ? x >> count : 0;
+}
+
 // Pass 2: the contribution `bits` as `f.limbs` signed limbs, aligned to the
-// element's agreed key.
-CHORUS_HOST_DEVICE CHORUS_INLINE void exactLimbs(uint64_t bits, uint16_t key, const ExactFormat &f, int64_t *limbs) {
-  const int expMask = (1 << f.exponentBits) - 1;
-  const int top = key >> 1;
-  const int exponent = int((bits >> f.mantissaBits) & uint64_t(expMask));
-  const bool negative = (bits >> (f.mantissaBits + f.exponentBits)) & 1;
+// element's agreed key.  Written without branches on the data (selects and
+// 64-bit arithmetic only), so that a loop of it can run in vector registers.
+CHORUS_HOST_DEVICE CHORUS_INLINE void exactLimbs(uint64_t bits, uint64_t key, const ExactFormat &f, int64_t *limbs) {
+  const int64_t expMask = (int64_t(1) << f.exponentBits) - 1;
+  const int64_t top = int64_t(key >> 1);
+  const int64_t exponent = int64_t((bits >> f.mantissaBits) & uint64_t(expMask));
+  const uint64_t negative = (bits >> (f.mantissaBits + f.exponentBits)) & 1;
   const uint64_t fraction = bits & ((uint64_t(1) << f.mantissaBits) - 1);
-  for (int k = 0; k < f.limbs; ++k) limbs[k] = 0;
-  if (top == expMask) {
-    // Infinities and NaN: counted, 21 bits each, in the first limb.
-    if (exponent == expMask) {
-      const int field = fraction != 0 ? 2 : negative ? 1 : 0;
-      limbs[0] = int64_t(1) << (21 * field);
-    }
-    return;
-  }
-  const int precision = f.mantissaBits + 1;
-  const uint64_t m = exponent == 0 ? fraction : fraction | (uint64_t(1) << f.mantissaBits);
-  const int shift = kExactLimbBits * f.limbs - precision - (top - (exponent == 0 ? 1 : exponent));
-  unsigned __int128 n;
-  if (shift >= 0) {
-    n = static_cast<unsigned __int128>(m) << shift;
-  } else {
-    // Below the window: rounded to its unit, nearest, ties to even.
-    const int drop = -shift;
-    if (drop >= 64) return;  // m < 2^53: below half a unit
-    const uint64_t q = m >> drop, rest = m & ((uint64_t(1) << drop) - 1), half = uint64_t(1) << (drop - 1);
-    n = q + ((rest > half || (rest == half && (q & 1))) ? 1 : 0);
-  }
+  const int64_t precision = f.mantissaBits + 1;
+  const uint64_t m = fraction | (exponent != 0 ? uint64_t(1) << f.mantissaBits : 0);
+  // The contribution is m * 2^shift units of the window.
+  const int64_t shift = kExactLimbBits * f.limbs - precision - (top - (exponent == 0 ? 1 : exponent));
+  // Below the window (shift < 0): m rounded to the unit, nearest, ties to even.
+  const int64_t drop = shift < 0 ? -shift : 0;
+  const uint64_t q = exactShiftRight(m, drop);
+  const uint64_t rest = m & (exactShiftLeft(1, drop) - 1);  // every bit once drop >= 64
+  const uint64_t half = drop == 0 || drop > 64 ? ~uint64_t(0) : exactShiftLeft(1, drop - 1);
+  const uint64_t n = q + ((rest > half) | ((rest == half) & (q & 1)) ? 1 : 0);
+  const int64_t scale = shift < 0 ? 0 : shift;
   const uint64_t digitMask = (uint64_t(1) << kExactLimbBits) - 1;
+  // Infinities and NaN: counted, 21 bits each, in the first limb.
+  const bool special = top == expMask;
+  const int64_t field = fraction != 0 ? 2 : int64_t(negative);
+  const int64_t count = exponent == expMask ? int64_t(exactShiftLeft(1, 21 * field)) : 0;
   for (int k = 0; k < f.limbs; ++k) {
-    const int64_t digit = int64_t(uint64_t(n >> (kExactLimbBits * k)) & digitMask);
-    limbs[k] = negative ? -digit : digit;
+    const int64_t offset = scale - kExactLimbBits * k;  // the digit's lowest bit, in n's bits shifted by `scale`
+    const uint64_t digit = (exactShiftLeft(n, offset) | exactShiftRight(n, -offset)) & digitMask;
+    const int64_t signedDigit = int64_t((digit ^ (0 - negative)) + negative);
+    limbs[k] = special ? (k == 0 ? count : 0) : signedDigit;
   }
 }
 

@@ -1,0 +1,210 @@
+// The exact mode's per-element arithmetic (src/coll/exact_sum.h), against
+// independent models: a contribution's limbs against its value scaled and
+// rounded by 128-bit integer arithmetic written here, and the rounding of
+// limb sums against the exact sum of the contributions rounded once
+// (Shewchuk's partial sums with CPython's half-way correction), on random
+// data, ties, the window's edge, subnormals and overflow.
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "coll/exact_sum.h"
+
+using namespace chorus;
+
+namespace {
+
+constexpr ExactFormat kDouble = exactFormatOf(DataType::Float64);
+constexpr ExactFormat kFloat = exactFormatOf(DataType::Float32);
+
+uint64_t bitsOf(double x) {
+  uint64_t b;
+  memcpy(&b, &x, 8);
+  return b;
+}
+double doubleOf(uint64_t b) {
+  double x;
+  memcpy(&x, &b, 8);
+  return x;
+}
+
+// The model: |x| * 2^(W - 1 - E) for the element's top exponent E (the
+// window's unit is 2^(E + 1 - W)), rounded to nearest-even, as one 128-bit
+// integer; then its 42-bit digits, each with x's sign.
+void modelLimbs(double x, int topBiased, int bias, int limbs, int64_t *out) {
+  const int width = kExactLimbBits * limbs;
+  int e = 0;
+  const double m = std::frexp(std::fabs(x), &e);  // |x| = m * 2^e, m in [0.5, 1)
+  // |x| = (m * 2^53) * 2^(e - 53); the unit is 2^(topBiased - bias + 1 - width).
+  const uint64_t mant = uint64_t(std::ldexp(m, 53));
+  const int shift = (e - 53) - (topBiased - bias + 1 - width);
+  unsigned __int128 n = 0;
+  if (x != 0) {
+    if (shift >= 0) {
+      n = static_cast<unsigned __int128>(mant) << shift;
+    } else if (-shift < 120) {
+      const unsigned __int128 full = mant;
+      const int d = -shift;
+      const unsigned __int128 q = d >= 64 ? 0 : full >> d;
+      const unsigned __int128 rest = full - (q << d);
+      const unsigned __int128 half = static_cast<unsigned __int128>(1) << (d - 1);
+      n = q + ((rest > half || (rest == half && (q & 1))) ? 1 : 0);
+    }
+  }
+  for (int k = 0; k < limbs; ++k) {
+    const int64_t digit = int64_t(uint64_t(n >> (kExactLimbBits * k)) & ((uint64_t(1) << kExactLimbBits) - 1));
+    out[k] = std::signbit(x) ? -digit : digit;
+  }
+}
+
+double exactSum(const std::vector<double> &xs) {
+  std::vector<double> p;
+  for (double x : xs) {
+    size_t i = 0;
+    for (double y : p) {
+      if (std::fabs(x) < std::fabs(y)) std::swap(x, y);
+      const double hi = x + y, lo = y - (hi - x);
+      if (lo != 0.0) p[i++] = lo;
+      x = hi;
+    }
+    p.resize(i);
+    p.push_back(x);
+  }
+  if (p.empty()) return 0.0;
+  size_t n = p.size();
+  double hi = p[--n], lo = 0.0;
+  while (n > 0) {
+    const double x = hi, y = p[--n];
+    hi = x + y;
+    lo = y - (hi - x);
+    if (lo != 0.0) break;
+  }
+  if (n > 0 && ((lo < 0 && p[n - 1] < 0) || (lo > 0 && p[n - 1] > 0))) {
+    const double y = lo * 2, x = hi + y;
+    if (y == x - hi) hi = x;
+  }
+  return hi;
+}
+
+// The library's three passes on one element's contributions.
+double librarySum(const std::vector<double> &xs, uint64_t divisor = 1) {
+  uint16_t key = 0;
+  for (double x : xs) key = std::max(key, exactKey(bitsOf(x), kDouble));
+  int64_t sums[kExactMaxLimbs] = {}, limbs[kExactMaxLimbs];
+  for (double x : xs) {
+    exactLimbs(bitsOf(x), key, kDouble, limbs);
+    for (int k = 0; k < kDouble.limbs; ++k) sums[k] = int64_t(uint64_t(sums[k]) + uint64_t(limbs[k]));
+  }
+  return doubleOf(exactRound(sums, key, divisor, kDouble));
+}
+
+double randomDouble(std::mt19937_64 &rng, int exponent) {
+  const double m = double(rng() >> 11) / double(uint64_t(1) << 53) + 0.5;  // [0.5, 1), 53 bits
+  const double x = std::ldexp(m, exponent);
+  return (rng() & 1) ? -x : x;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(exact_sum)
+
+BOOST_AUTO_TEST_CASE(limbs_match_the_model) {
+  std::mt19937_64 rng(7);
+  int checked = 0;
+  for (int i = 0; i < 200000; ++i) {
+    // A contribution and an element top up to 140 binades above it: in the
+    // window, at its edge, and below it (rounded, ties included).
+    double x = randomDouble(rng, int(rng() % 2000) - 1000);
+    if (i % 7 == 0) x = std::ldexp(double(rng() % 8), -1074 + int(rng() % 4));  // subnormals, ties in few bits
+    const uint16_t own = exactKey(bitsOf(x), kDouble);
+    const int above = int(rng() % 141);
+    const int top = std::min(2046, (own >> 1) + above);
+    const uint16_t key = uint16_t(2 * top + 1);
+    int64_t got[kExactMaxLimbs], want[kExactMaxLimbs];
+    exactLimbs(bitsOf(x), key, kDouble, got);
+    modelLimbs(x, top, 1023, kDouble.limbs, want);
+    for (int k = 0; k < kDouble.limbs; ++k)
+      if (got[k] != want[k])
+        BOOST_FAIL("limb " << k << " of " << x << " at top exponent " << top << ": " << got[k] << ", the model "
+                           << want[k]);
+    ++checked;
+  }
+  BOOST_TEST(checked == 200000);
+}
+
+BOOST_AUTO_TEST_CASE(float_limbs_match_the_model) {
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 100000; ++i) {
+    const float x = float(randomDouble(rng, int(rng() % 250) - 125));
+    uint32_t b;
+    memcpy(&b, &x, 4);
+    const uint16_t own = exactKey(b, kFloat);
+    const int top = std::min(254, (own >> 1) + int(rng() % 100));
+    int64_t got[kExactMaxLimbs], want[kExactMaxLimbs];
+    exactLimbs(b, uint16_t(2 * top + 1), kFloat, got);
+    modelLimbs(double(x), top, 127, kFloat.limbs, want);
+    for (int k = 0; k < kFloat.limbs; ++k)
+      if (got[k] != want[k]) BOOST_FAIL("float limb " << k << " of " << x << " at top " << top);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(sums_are_the_exact_sum_rounded_once) {
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 100000; ++i) {
+    const int n = 2 + int(rng() % 6);
+    const int top = int(rng() % 1900) - 950;
+    std::vector<double> xs;
+    for (int j = 0; j < n; ++j) xs.push_back(randomDouble(rng, top - int(rng() % 70)));
+    if (i % 3 == 0) xs.push_back(-xs[0]);  // cancellation
+    const double got = librarySum(xs), want = exactSum(xs);
+    if (bitsOf(got) != bitsOf(want)) BOOST_FAIL("sum " << i << ": " << got << ", the exact sum rounded " << want);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(ties_subnormals_and_overflow) {
+  const double u = std::ldexp(1.0, -53);
+  // Half-way cases go to the even neighbour.
+  BOOST_TEST(librarySum({1.0, u}) == 1.0);
+  BOOST_TEST(librarySum({1.0 + 2 * u, u}) == 1.0 + 4 * u);
+  BOOST_TEST(librarySum({1.0, u, std::ldexp(1.0, -100)}) == 1.0 + 2 * u);  // just above half: up
+  BOOST_TEST(librarySum({-1.0, -u}) == -1.0);
+  // Subnormal results: exact, and rounded at the smallest subnormal.
+  const double tiny = std::ldexp(1.0, -1074);
+  BOOST_TEST(librarySum({std::ldexp(1.0, -1022), -std::ldexp(1.0, -1022) + tiny}) == tiny);
+  BOOST_TEST(librarySum({3 * tiny, -tiny}) == 2 * tiny);
+  // Overflow of the rounding gives the infinity; a sum that comes back does not.
+  const double big = std::ldexp(1.75, 1023);
+  BOOST_TEST(std::isinf(librarySum({big, big})));
+  BOOST_TEST(librarySum({big, big, -big}) == big);
+  // Zeros: -0 only when every contribution is.
+  BOOST_TEST(std::signbit(librarySum({-0.0, -0.0})));
+  BOOST_TEST(!std::signbit(librarySum({-0.0, 0.0})));
+  BOOST_TEST(!std::signbit(librarySum({1.0, -1.0})));
+  // Infinities and NaN.
+  BOOST_TEST(librarySum({HUGE_VAL, 1.0}) == HUGE_VAL);
+  BOOST_TEST(std::isnan(librarySum({HUGE_VAL, -HUGE_VAL})));
+  BOOST_TEST(std::isnan(librarySum({std::nan(""), 1.0})));
+}
+
+BOOST_AUTO_TEST_CASE(average_divides_before_its_one_rounding) {
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 20000; ++i) {
+    // 40-bit values close together: the sum is exact in double, so the
+    // correctly rounded quotient is the double division's.
+    const int n = 2 + int(rng() % 7);
+    std::vector<double> xs;
+    for (int j = 0; j < n; ++j) {
+      const double m = double((rng() >> 24) | (uint64_t(1) << 39));
+      xs.push_back((rng() & 1 ? -1 : 1) * std::ldexp(m, -int(rng() % 8)));
+    }
+    const double want = exactSum(xs) / double(n);
+    const double got = librarySum(xs, uint64_t(n));
+    if (bitsOf(got) != bitsOf(want)) BOOST_FAIL("average " << i << ": " << got << ", expected " << want);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
