@@ -1,7 +1,10 @@
 #include "coll/exact_executor.h"
 
+#include <cfenv>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "coll/exact_sum.h"
@@ -23,11 +26,13 @@ const char *exactRefusal(DataType type, RedOp op) {
 
 namespace {
 
-// Below this many bytes gathered per rank (every rank's contributions to
+// Up to this many bytes gathered per rank (every rank's contributions to
 // every element), one allgather of the values and a local exact sum beat
-// the passes' two or three collectives: latency, not bytes, decides there.
-// Either way each element is the same function of its contributions.
-constexpr size_t kExactGatherBytes = 16 * 1024;
+// the passes' two or three collectives: latency, not bytes, decides there
+// (measured crossover, doubles: 32 KiB gathered at 2 and 4 ranks, perf/
+// RESULTS.md).  Either way each element is the same function of its
+// contributions.
+constexpr size_t kExactGatherBytes = 32 * 1024;
 
 // One pass: `coll` on `count` elements of `type` with `op`, planned afresh
 // (the pass's size is not the call's) and tagged as its own call, so that a
@@ -60,6 +65,82 @@ struct ExactScratch {
 };
 thread_local ExactScratch t_scratch;
 
+// Whether this thread's double arithmetic is IEEE's default: round to
+// nearest, subnormals neither flushed nor read as zero (a program built
+// with -ffast-math sets FTZ/DAZ).  The small calls' fast sum needs it.
+bool ieeeArithmetic() {
+  if (fegetround() != FE_TONEAREST) return false;
+  volatile double subnormal = 0x1p-1070, one = 1.0, smallest = 0x1p-1022;
+  return subnormal * one != 0 && smallest / 4 != 0;
+}
+
+// The exact sum of element i's doubles rounded once, by Shewchuk's
+// error-free partial sums (the sum of the partials is always the exact
+// sum; the last steps round it once, half-way cases to even as CPython's
+// math.fsum does), stored at `out` - when it is the same bits as the
+// limbs' path: every contribution finite and within the window of the
+// largest (so the limbs are exact too and both are the exact sum rounded
+// once), and the partial sums unable to overflow.  Returns false, leaving
+// the element to the limbs, otherwise.  A few ns where the limbs take tens.
+bool sumDoublesInWindow(const unsigned char *gathered, size_t total, int nranks, size_t i, unsigned char *out) {
+  constexpr int kWindow = kExactLimbBits * 3 - 53;  // exponents apart whose bits all lie in the window
+  constexpr int kMaxPartials = 8;                   // the window spans 126 bits: at most 3 partials
+  int top = 0, bottom = 2047;
+  bool allNegativeZero = true;
+  for (int r = 0; r < nranks; ++r) {
+    uint64_t b;
+    memcpy(&b, gathered + (size_t(r) * total + i) * 8, 8);
+    const int exponent = int((b >> 52) & 0x7ff);
+    if (exponent == 0x7ff) return false;
+    const bool zero = (b << 1) == 0;
+    allNegativeZero = allNegativeZero && zero && (b >> 63);
+    if (zero) continue;
+    const int effective = exponent == 0 ? 1 : exponent;
+    top = effective > top ? effective : top;
+    bottom = effective < bottom ? effective : bottom;
+  }
+  if (top == 0) {  // only zeros
+    const double zero = allNegativeZero ? -0.0 : 0.0;
+    memcpy(out, &zero, 8);
+    return true;
+  }
+  int ranksBits = 0;
+  while ((1 << ranksBits) < nranks) ++ranksBits;
+  if (top - bottom > kWindow || top + ranksBits + 1 >= 0x7ff) return false;
+  double partials[kMaxPartials];
+  int count = 0;
+  for (int r = 0; r < nranks; ++r) {
+    double x;
+    memcpy(&x, gathered + (size_t(r) * total + i) * 8, 8);
+    int kept = 0;
+    for (int j = 0; j < count; ++j) {
+      double y = partials[j];
+      if (std::fabs(x) < std::fabs(y)) std::swap(x, y);
+      const double hi = x + y, lo = y - (hi - x);
+      if (lo != 0.0) partials[kept++] = lo;
+      x = hi;
+    }
+    if (kept >= kMaxPartials) return false;  // (cannot happen within the window)
+    partials[kept] = x;
+    count = kept + 1;
+  }
+  int n = count;
+  double hi = partials[--n], lo = 0.0;
+  while (n > 0) {
+    const double x = hi, y = partials[--n];
+    hi = x + y;
+    lo = y - (hi - x);
+    if (lo != 0.0) break;
+  }
+  if (n > 0 && ((lo < 0 && partials[n - 1] < 0) || (lo > 0 && partials[n - 1] > 0))) {
+    const double y = lo * 2, x = hi + y;
+    if (y == x - hi) hi = x;
+  }
+  if (hi == 0.0) hi = 0.0;  // an exact zero of values not all -0 is +0, as the limbs give
+  memcpy(out, &hi, 8);
+  return true;
+}
+
 // The per-element steps with the format a constant, so that the compiler
 // folds the shifts and masks of each type.
 template <DataType T>
@@ -77,10 +158,13 @@ struct Steps {
       exactStoreBits(out + i * f.bytes, f.bytes, exactRound(sums + i * f.limbs, keys[i], divisor, f));
   }
   // Elements [first, first + n) from every rank's whole vector in
-  // `gathered` (nranks vectors of `total`), summed here.
+  // `gathered` (nranks vectors of `total`), summed here.  `ieee`: this
+  // thread's arithmetic rounds to nearest with subnormals (ieeeArithmetic).
   static void sumGathered(const unsigned char *gathered, size_t total, int nranks, size_t first, size_t n,
-                          uint64_t divisor, unsigned char *out) {
+                          uint64_t divisor, bool ieee, unsigned char *out) {
     for (size_t i = first; i < first + n; ++i) {
+      if (T == DataType::Float64 && ieee && divisor == 1 && sumDoublesInWindow(gathered, total, nranks, i, out + (i - first) * 8))
+        continue;
       uint16_t key = 0;
       for (int r = 0; r < nranks; ++r) {
         const uint16_t k = exactKey(exactLoadBits(gathered + (size_t(r) * total + i) * f.bytes, f.bytes), f);
@@ -100,7 +184,7 @@ struct StepTable {
   void (*keys)(const unsigned char *, size_t, uint16_t *);
   void (*limbs)(const unsigned char *, size_t, const uint16_t *, int64_t *);
   void (*round)(const int64_t *, const uint16_t *, size_t, uint64_t, unsigned char *);
-  void (*sumGathered)(const unsigned char *, size_t, int, size_t, size_t, uint64_t, unsigned char *);
+  void (*sumGathered)(const unsigned char *, size_t, int, size_t, size_t, uint64_t, bool, unsigned char *);
 };
 template <DataType T>
 constexpr StepTable stepsOf() {
@@ -125,11 +209,12 @@ Status gatherAndSum(HostChannel &ch, const CollRequest &req, const PlanShape &sh
                       s.values.data(), 0);
   if (st != Status::Ok) return st;
   auto *out = static_cast<unsigned char *>(req.recvbuf);
-  if (req.coll == Coll::Allreduce) steps.sumGathered(s.values.data(), total, ch.nranks, 0, total, divisor, out);
+  const bool ieee = ieeeArithmetic();
+  if (req.coll == Coll::Allreduce) steps.sumGathered(s.values.data(), total, ch.nranks, 0, total, divisor, ieee, out);
   else if (req.coll == Coll::Reduce && ch.rank == req.root)
-    steps.sumGathered(s.values.data(), total, ch.nranks, 0, total, divisor, out);
+    steps.sumGathered(s.values.data(), total, ch.nranks, 0, total, divisor, ieee, out);
   else if (req.coll == Coll::ReduceScatter)
-    steps.sumGathered(s.values.data(), total, ch.nranks, req.count * size_t(ch.rank), req.count, divisor, out);
+    steps.sumGathered(s.values.data(), total, ch.nranks, req.count * size_t(ch.rank), req.count, divisor, ieee, out);
   return Status::Ok;
 }
 

@@ -350,11 +350,12 @@ int onBuffers(const void *in, size_t inBytes, void *out, size_t outBytes, Call c
 
 void runAll(MPI_Comm comm, uint64_t seed) {
   const Kind kinds[] = {Kind::Double, Kind::Float, Kind::Half, Kind::BFloat16};
-  // 500 elements: the small calls' single allgather (at 3 ranks; the
-  // passes at 5), 3000: every case many times, the passes; 40000 doubles:
-  // several slots per link.
+  // 500 elements: the small calls' single allgather; 1200 doubles: the
+  // allgather at 3 ranks, the passes at 4 and 5 (the launcher compares
+  // the bits of both); 3000: every case many times, the passes; 40000
+  // doubles: several slots per link.
   for (Kind k : kinds) {
-    for (size_t count : {size_t(500), size_t(3000), size_t(k == Kind::Double ? 40000 : 0)}) {
+    for (size_t count : {size_t(500), size_t(1200), size_t(3000), size_t(k == Kind::Double ? 40000 : 0)}) {
       if (!count) continue;
       const std::string name = std::string(info(k).name) + " x " + std::to_string(count);
       const Case c = makeCase(k, count, seed, false);
