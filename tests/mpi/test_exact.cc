@@ -22,11 +22,14 @@
 #include <string>
 #include <vector>
 
+#include "../unit/exact_ref.h"
 #include "chorus.h"
 #include "rank_test.h"
 #ifdef EXACT_ON_DEVICE
 #include <cuda_runtime.h>
 #endif
+
+using chorus_test::exactSum;
 
 namespace {
 
@@ -50,42 +53,6 @@ struct Rng {
   uint64_t next() { return s = mix(s); }
   int range(int lo, int hi) { return lo + int(next() % uint64_t(hi - lo + 1)); }
 };
-
-// Exact sum of finite doubles rounded once to nearest-even (Shewchuk's
-// algorithm with the half-way correction of CPython's math.fsum).
-double exactSum(const std::vector<double> &xs) {
-  std::vector<double> p;
-  for (double x : xs) {
-    size_t i = 0;
-    for (double y : p) {
-      if (std::fabs(x) < std::fabs(y)) std::swap(x, y);
-      const double hi = x + y, lo = y - (hi - x);
-      if (lo != 0.0) p[i++] = lo;
-      x = hi;
-    }
-    p.resize(i);
-    p.push_back(x);
-  }
-  if (p.empty()) return 0.0;
-  size_t n = p.size();
-  double hi = p[--n], lo = 0.0;
-  while (n > 0) {
-    const double x = hi, y = p[--n];
-    hi = x + y;
-    lo = y - (hi - x);
-    if (lo != 0.0) break;
-  }
-  if (n > 0 && ((lo < 0 && p[n - 1] < 0) || (lo > 0 && p[n - 1] > 0))) {
-    const double y = lo * 2, x = hi + y;
-    if (y == x - hi) hi = x;
-  }
-  if (hi == 0.0) {  // IEEE: -0 only if every term is -0
-    bool allNegativeZero = true;
-    for (double x : xs) allNegativeZero = allNegativeZero && x == 0.0 && std::signbit(x);
-    return allNegativeZero ? -0.0 : 0.0;
-  }
-  return hi;
-}
 
 // The element types, as doubles they hold exactly.
 enum class Kind { Double, Float, Half, BFloat16 };

@@ -13,8 +13,11 @@
 #include <vector>
 
 #include "coll/exact_sum.h"
+#include "exact_ref.h"
 
 using namespace chorus;
+
+using chorus_test::exactSum;
 
 namespace {
 
@@ -59,35 +62,6 @@ void modelLimbs(double x, int topBiased, int bias, int limbs, int64_t *out) {
     const int64_t digit = int64_t(uint64_t(n >> (kExactLimbBits * k)) & ((uint64_t(1) << kExactLimbBits) - 1));
     out[k] = std::signbit(x) ? -digit : digit;
   }
-}
-
-double exactSum(const std::vector<double> &xs) {
-  std::vector<double> p;
-  for (double x : xs) {
-    size_t i = 0;
-    for (double y : p) {
-      if (std::fabs(x) < std::fabs(y)) std::swap(x, y);
-      const double hi = x + y, lo = y - (hi - x);
-      if (lo != 0.0) p[i++] = lo;
-      x = hi;
-    }
-    p.resize(i);
-    p.push_back(x);
-  }
-  if (p.empty()) return 0.0;
-  size_t n = p.size();
-  double hi = p[--n], lo = 0.0;
-  while (n > 0) {
-    const double x = hi, y = p[--n];
-    hi = x + y;
-    lo = y - (hi - x);
-    if (lo != 0.0) break;
-  }
-  if (n > 0 && ((lo < 0 && p[n - 1] < 0) || (lo > 0 && p[n - 1] > 0))) {
-    const double y = lo * 2, x = hi + y;
-    if (y == x - hi) hi = x;
-  }
-  return hi;
 }
 
 // The library's three passes on one element's contributions.
