@@ -58,10 +58,22 @@ Status runPass(HostChannel &ch, const PlanShape &shape, Coll coll, DataType type
 
 // Scratch kept by each thread (the caller's, or a communicator's progress
 // thread): the passes of a large call would otherwise fault in fresh pages.
+// Kept up to kKeptScratchBytes (a call of about 2.5M doubles); a larger
+// call's goes back when it ends, so that one huge call does not hold
+// three times its size for the rest of the job.
+constexpr size_t kKeptScratchBytes = size_t(64) << 20;
 struct ExactScratch {
   std::vector<uint16_t> keys;
   std::vector<int64_t> limbs, sums;
   std::vector<unsigned char> values, results;
+
+  size_t bytes() const {
+    return keys.capacity() * sizeof(uint16_t) + (limbs.capacity() + sums.capacity()) * sizeof(int64_t) +
+           values.capacity() + results.capacity();
+  }
+  void trim() {
+    if (bytes() > kKeptScratchBytes) *this = ExactScratch();
+  }
 };
 thread_local ExactScratch t_scratch;
 
@@ -279,6 +291,7 @@ Status hostExecuteExact(HostChannel &ch, const CollRequest &req, const PlanShape
       }
     }
   }
+  s.trim();
   ch.coll = coll;  // errors name the user's collective
   ch.algo = algo;
   return st;
