@@ -1,7 +1,8 @@
 // The exact mode's per-element steps (src/coll/exact_sum.h) on one core:
 // ns per element for the exponent key, the limbs and the rounding, on 1M
 // doubles of mixed signs and exponents, each step timed over a second pass
-// (pages already faulted in).  Not a test: `make -C perf exact_steps_bench
+// (pages already faulted in); the limbs both scalar and in vector registers
+// (exact_limbs_avx2.cc, where the CPU has AVX2), which must agree.  Not a test: `make -C perf exact_steps_bench
 // && perf/exact_steps_bench` (perf/RESULTS.md, "Exact sums").  Checks that
 // rounding the limbs of one value gives the value back.
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "coll/exact_simd.h"
 #include "coll/exact_sum.h"
 
 using namespace chorus;
@@ -27,8 +29,9 @@ int main() {
     memcpy(&b, &x, 8);
   }
   std::vector<uint16_t> keys(n);
-  std::vector<int64_t> limbs(n * size_t(f.limbs));
-  double best[3] = {1e30, 1e30, 1e30};
+  std::vector<int64_t> limbs(n * size_t(f.limbs)), vectorLimbs(n * size_t(f.limbs));
+  bool vector = false;
+  double best[4] = {1e30, 1e30, 1e30, 1e30};
   size_t wrong = 0;
   for (int pass = 0; pass < 3; ++pass) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -38,15 +41,49 @@ int main() {
     const auto t2 = std::chrono::steady_clock::now();
     for (size_t i = 0; i < n; ++i) out[i] = exactRound(&limbs[i * size_t(f.limbs)], keys[i], 1, f);
     const auto t3 = std::chrono::steady_clock::now();
+    vector = exactLimbsVector(DataType::Float64, reinterpret_cast<const unsigned char *>(bits.data()), n, keys.data(),
+                              vectorLimbs.data());
+    const auto t4 = std::chrono::steady_clock::now();
     const auto ns = [n](auto a, auto b) { return std::chrono::duration<double, std::nano>(b - a).count() / double(n); };
     if (pass > 0) {
       best[0] = std::min(best[0], ns(t0, t1));
       best[1] = std::min(best[1], ns(t1, t2));
       best[2] = std::min(best[2], ns(t2, t3));
+      best[3] = std::min(best[3], ns(t3, t4));
     }
   }
   for (size_t i = 0; i < n; ++i) wrong += out[i] != bits[i];
-  printf("double, 1M elements, best of 2 passes: key %.2f ns, limbs %.2f ns, rounding %.2f ns per element; "
-         "%zu values not given back\n", best[0], best[1], best[2], wrong);
-  return wrong ? 1 : 0;
+  size_t differ = 0;
+  if (vector)
+    for (size_t i = 0; i < limbs.size(); ++i) differ += limbs[i] != vectorLimbs[i];
+  // The rounding of sums that round (three times each value: 55 bits), by
+  // the scalar step and in vector registers.
+  for (auto &l : limbs) l *= 3;
+  std::vector<uint64_t> vectorOut(n);
+  double roundBest[2] = {1e30, 1e30};
+  bool vectorRound = false;
+  for (int pass = 0; pass < 6; ++pass) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < n; ++i) out[i] = exactRound(&limbs[i * size_t(f.limbs)], keys[i], 1, f);
+    const auto t1 = std::chrono::steady_clock::now();
+    vectorRound = exactRoundVector(DataType::Float64, limbs.data(), keys.data(), n,
+                                   reinterpret_cast<unsigned char *>(vectorOut.data()));
+    const auto t2 = std::chrono::steady_clock::now();
+    const auto ns = [n](auto a, auto b) { return std::chrono::duration<double, std::nano>(b - a).count() / double(n); };
+    if (pass > 0) {
+      roundBest[0] = std::min(roundBest[0], ns(t0, t1));
+      roundBest[1] = std::min(roundBest[1], ns(t1, t2));
+    }
+  }
+  if (vectorRound)
+    for (size_t i = 0; i < n; ++i) differ += out[i] != vectorOut[i];
+  printf("double, 1M elements, best of 2 passes, ns per element:\n  key %.2f\n  limbs %.2f scalar, ", best[0],
+         best[1]);
+  if (vector) printf("%.2f vector\n", best[3]);
+  else printf("no vector form on this CPU\n");
+  printf("  rounding %.2f scalar (exact values), %.2f scalar (sums that round), ", best[2], roundBest[0]);
+  if (vectorRound) printf("%.2f vector (AVX-512)\n", roundBest[1]);
+  else printf("no vector form on this CPU\n");
+  printf("%zu values not given back, %zu vector results differ from the scalar ones\n", wrong, differ);
+  return wrong || differ ? 1 : 0;
 }

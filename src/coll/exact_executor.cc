@@ -1,5 +1,6 @@
 #include "coll/exact_executor.h"
 
+#include <algorithm>
 #include <cfenv>
 #include <cmath>
 #include <cstdio>
@@ -7,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "coll/exact_simd.h"
 #include "coll/exact_sum.h"
 
 namespace chorus {
@@ -56,24 +58,20 @@ Status runPass(HostChannel &ch, const PlanShape &shape, Coll coll, DataType type
   return hostExecute(ch, pass);
 }
 
+// Large calls go in chunks of this many elements (of each rank's block for
+// reduce-scatter), each its own passes: each element is summed alone, so a
+// chunk's results are the whole call's.  The chunk bounds the scratch (about
+// 40 bytes an element of double at 2 ranks: 2.5 MiB) and keeps the limbs in
+// cache between the step that writes them and the pass that reads them.
+constexpr size_t kExactChunkElements = size_t(64) << 10;
+
 // Scratch kept by each thread (the caller's, or a communicator's progress
-// thread): the passes of a large call would otherwise fault in fresh pages.
-// Kept up to kKeptScratchBytes (a call of about 2.5M doubles); a larger
-// call's goes back when it ends, so that one huge call does not hold
-// three times its size for the rest of the job.
-constexpr size_t kKeptScratchBytes = size_t(64) << 20;
+// thread), at most a chunk's: the passes would otherwise fault in fresh
+// pages on every call.
 struct ExactScratch {
   std::vector<uint16_t> keys;
   std::vector<int64_t> limbs, sums;
   std::vector<unsigned char> values, results;
-
-  size_t bytes() const {
-    return keys.capacity() * sizeof(uint16_t) + (limbs.capacity() + sums.capacity()) * sizeof(int64_t) +
-           values.capacity() + results.capacity();
-  }
-  void trim() {
-    if (bytes() > kKeptScratchBytes) *this = ExactScratch();
-  }
 };
 thread_local ExactScratch t_scratch;
 
@@ -163,9 +161,11 @@ struct Steps {
     for (size_t i = 0; i < n; ++i) out[i] = exactKey(exactLoadBits(in + i * f.bytes, f.bytes), f);
   }
   static void limbs(const unsigned char *in, size_t n, const uint16_t *keys, int64_t *out) {
+    if (exactLimbsVector(T, in, n, keys, out)) return;
     for (size_t i = 0; i < n; ++i) exactLimbs(exactLoadBits(in + i * f.bytes, f.bytes), keys[i], f, out + i * f.limbs);
   }
   static void round(const int64_t *sums, const uint16_t *keys, size_t n, uint64_t divisor, unsigned char *out) {
+    if (divisor <= 1 && exactRoundVector(T, sums, keys, n, out)) return;
     for (size_t i = 0; i < n; ++i)
       exactStoreBits(out + i * f.bytes, f.bytes, exactRound(sums + i * f.limbs, keys[i], divisor, f));
   }
@@ -230,6 +230,59 @@ Status gatherAndSum(HostChannel &ch, const CollRequest &req, const PlanShape &sh
   return Status::Ok;
 }
 
+// One chunk of a large call: elements [first, first + n) of every block of
+// the input (one block, the whole vector, for allreduce and reduce; the
+// ranks' blocks of `stride` elements for reduce-scatter), their results to
+// the same elements of `out` (reduce-scatter: of this rank's block).
+Status exactChunk(HostChannel &ch, const CollRequest &req, const PlanShape &shape, const StepTable &steps,
+                  size_t first, size_t n, size_t stride, uint64_t divisor) {
+  const ExactFormat f = exactFormatOf(req.type);
+  const Coll coll = req.coll;
+  const size_t nranks = size_t(ch.nranks), rank = size_t(ch.rank), bytes = size_t(f.bytes), limbs = size_t(f.limbs);
+  const auto *in = static_cast<const unsigned char *>(req.sendbuf);
+  auto *out = static_cast<unsigned char *>(req.recvbuf) + first * bytes;
+  ExactScratch &s = t_scratch;
+  // Each rank's piece of the limbs: an allreduce's chunk split into equal
+  // blocks (the last padded with zeros), reduce-scatter's n of each block.
+  const size_t blocks = coll == Coll::ReduceScatter ? nranks : 1;
+  const size_t block = coll == Coll::Allreduce ? (n + nranks - 1) / nranks : n;
+  const size_t padded = coll == Coll::Allreduce ? block * nranks : n * blocks;
+  const size_t contributed = n * blocks;  // elements this rank contributes in the chunk
+  s.keys.resize(padded);
+  for (size_t b = 0; b < blocks; ++b) steps.keys(in + (b * stride + first) * bytes, n, s.keys.data() + b * n);
+  Status st = runPass(ch, shape, Coll::Allreduce, DataType::Uint16, sizeof(uint16_t), RedOp::Max, contributed,
+                      s.keys.data(), s.keys.data(), 0);
+  if (st != Status::Ok) return st;
+  s.limbs.resize(padded * limbs);
+  for (size_t b = 0; b < blocks; ++b)
+    steps.limbs(in + (b * stride + first) * bytes, n, s.keys.data() + b * n, s.limbs.data() + b * n * limbs);
+  memset(s.limbs.data() + contributed * limbs, 0, (padded - contributed) * limbs * sizeof(int64_t));
+  for (size_t i = contributed; i < padded; ++i) s.keys[i] = 2;
+  if (coll == Coll::Reduce) {
+    st = runPass(ch, shape, Coll::Reduce, DataType::Int64, 8, RedOp::Sum, n * limbs, s.limbs.data(), s.limbs.data(),
+                 req.root);
+    if (st == Status::Ok && ch.rank == req.root) steps.round(s.limbs.data(), s.keys.data(), n, divisor, out);
+    return st;
+  }
+  s.sums.resize(block * limbs);
+  st = runPass(ch, shape, Coll::ReduceScatter, DataType::Int64, 8, RedOp::Sum, block * limbs, s.limbs.data(),
+               s.sums.data(), 0);
+  if (st != Status::Ok) return st;
+  if (coll == Coll::ReduceScatter) {
+    steps.round(s.sums.data(), s.keys.data() + block * rank, block, divisor, out);
+    return Status::Ok;
+  }
+  // Allreduce: this rank's block rounded, then every block to every rank.
+  s.values.resize(block * bytes);
+  steps.round(s.sums.data(), s.keys.data() + block * rank, block, divisor, s.values.data());
+  const bool whole = padded == n;
+  if (!whole) s.results.resize(padded * bytes);
+  st = runPass(ch, shape, Coll::Allgather, DataType::Bytes, bytes, RedOp::Sum, block, s.values.data(),
+               whole ? out : s.results.data(), 0);
+  if (st == Status::Ok && !whole) memcpy(out, s.results.data(), n * bytes);
+  return st;
+}
+
 }  // namespace
 
 Status hostExecuteExact(HostChannel &ch, const CollRequest &req, const PlanShape &shape) {
@@ -242,56 +295,27 @@ Status hostExecuteExact(HostChannel &ch, const CollRequest &req, const PlanShape
   const Coll coll = req.coll;
   const Algo algo = req.algo;
   const StepTable steps = stepTable(req.type);
-  const size_t nranks = size_t(ch.nranks), rank = size_t(ch.rank), bytes = size_t(f.bytes), limbs = size_t(f.limbs);
+  const size_t nranks = size_t(ch.nranks);
   // Elements this rank contributes; reduce-scatter's count is one block.
   const size_t total = coll == Coll::ReduceScatter ? req.count * nranks : req.count;
   const uint64_t divisor = req.op == RedOp::Avg ? uint64_t(ch.nranks) : 1;
-  const auto *in = static_cast<const unsigned char *>(req.sendbuf);
-  auto *out = static_cast<unsigned char *>(req.recvbuf);
-  ExactScratch &s = t_scratch;
-  Status st;
-  if (total * bytes * nranks <= kExactGatherBytes) {
+  Status st = Status::Ok;
+  if (total * size_t(f.bytes) * nranks <= kExactGatherBytes) {
     st = gatherAndSum(ch, req, shape, steps, total, divisor);
   } else {
     // Every rank aligns its contributions to every element's agreed key.
     // An allreduce's limbs are reduce-scattered and its rounded results
     // gathered (26 + 8 bytes an element for double where the limbs'
-    // allreduce would move 24 + 24); blocks padded to equal sizes.
-    const size_t block = coll == Coll::Allreduce ? (total + nranks - 1) / nranks : req.count;
-    const size_t padded = coll == Coll::Reduce ? total : block * nranks;
-    s.keys.resize(padded);
-    steps.keys(in, total, s.keys.data());
-    st = runPass(ch, shape, Coll::Allreduce, DataType::Uint16, sizeof(uint16_t), RedOp::Max, total, s.keys.data(),
-                 s.keys.data(), 0);
-    if (st == Status::Ok) {
-      s.limbs.resize(padded * limbs);
-      steps.limbs(in, total, s.keys.data(), s.limbs.data());
-      memset(s.limbs.data() + total * limbs, 0, (padded - total) * limbs * sizeof(int64_t));
-      for (size_t i = total; i < padded; ++i) s.keys[i] = 2;
-      if (coll == Coll::Reduce) {
-        st = runPass(ch, shape, Coll::Reduce, DataType::Int64, 8, RedOp::Sum, total * limbs, s.limbs.data(),
-                     s.limbs.data(), req.root);
-        if (st == Status::Ok && ch.rank == req.root) steps.round(s.limbs.data(), s.keys.data(), total, divisor, out);
-      } else {
-        s.sums.resize(block * limbs);
-        st = runPass(ch, shape, Coll::ReduceScatter, DataType::Int64, 8, RedOp::Sum, block * limbs, s.limbs.data(),
-                     s.sums.data(), 0);
-        if (st == Status::Ok && coll == Coll::ReduceScatter) {
-          steps.round(s.sums.data(), s.keys.data() + block * rank, block, divisor, out);
-        } else if (st == Status::Ok) {
-          // This rank's block rounded, then every block to every rank.
-          s.values.resize(block * bytes);
-          steps.round(s.sums.data(), s.keys.data() + block * rank, block, divisor, s.values.data());
-          const bool whole = padded == total;
-          if (!whole) s.results.resize(padded * bytes);
-          st = runPass(ch, shape, Coll::Allgather, DataType::Bytes, bytes, RedOp::Sum, block, s.values.data(),
-                       whole ? out : s.results.data(), 0);
-          if (st == Status::Ok && !whole) memcpy(out, s.results.data(), total * bytes);
-        }
-      }
+    // allreduce would move 24 + 24).
+    // A reduce-scatter's chunk takes its elements from every rank's block.
+    const size_t span = coll == Coll::ReduceScatter ? req.count : total;
+    const size_t chunk =
+        coll == Coll::ReduceScatter ? std::max(kExactChunkElements / nranks, size_t(64)) : kExactChunkElements;
+    for (size_t first = 0; first < span && st == Status::Ok; first += chunk) {
+      const size_t n = std::min(span - first, chunk);
+      st = exactChunk(ch, req, shape, steps, first, n, req.count, divisor);
     }
   }
-  s.trim();
   ch.coll = coll;  // errors name the user's collective
   ch.algo = algo;
   return st;

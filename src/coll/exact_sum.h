@@ -240,6 +240,39 @@ CHORUS_HOST_DEVICE CHORUS_INLINE uint64_t exactRoundNormalized(uint64_t mant, bo
   return sign | (uint64_t(biased) << f.mantissaBits) | (q & ((uint64_t(1) << f.mantissaBits) - 1));
 }
 
+// Pass 3 for a plain sum (no divisor): the limb sums' total as at most 192
+// bits, its top 64 bits found from the highest non-zero word.  The same
+// bits as exactRound's general path, without its 320-bit loops.
+CHORUS_HOST_DEVICE CHORUS_INLINE uint64_t exactRoundSum(const int64_t *sums, int unit, uint16_t key, uint64_t signBit,
+                                                 const ExactFormat &f) {
+  ExactWide t;
+  const bool negative = t.setMagnitude(sums, f.limbs);
+  const uint64_t sign = negative ? signBit : 0;
+  const uint64_t hi = t.w[2], mid = t.w[1], lo = t.w[0];
+  uint64_t mant;
+  bool sticky;
+  int h;
+  if (hi != 0) {
+    const int s = exactLeadingZeros(hi);
+    mant = s ? (hi << s) | (mid >> (64 - s)) : hi;
+    sticky = (mid << s) != 0 || lo != 0;
+    h = 191 - s;
+  } else if (mid != 0) {
+    const int s = exactLeadingZeros(mid);
+    mant = s ? (mid << s) | (lo >> (64 - s)) : mid;
+    sticky = (lo << s) != 0;
+    h = 127 - s;
+  } else if (lo != 0) {
+    const int s = exactLeadingZeros(lo);
+    mant = lo << s;
+    sticky = false;
+    h = 63 - s;
+  } else {
+    return (key & 1) ? sign : signBit;  // an exact zero: -0 only when every contribution was -0
+  }
+  return exactRoundNormalized(mant, sticky, h + unit, sign, f);
+}
+
 // Pass 3: the element's result bits from its limb sums and agreed key,
 // divided by `divisor` (1, or the rank count for MPIX_GPU_AVG), rounded once.
 CHORUS_HOST_DEVICE CHORUS_INLINE uint64_t exactRound(const int64_t *sums, uint16_t key, uint64_t divisor,
@@ -256,11 +289,12 @@ CHORUS_HOST_DEVICE CHORUS_INLINE uint64_t exactRound(const int64_t *sums, uint16
     if (nan || (plus && minus)) return infinity | (uint64_t(1) << (f.mantissaBits - 1));
     return minus ? infinity | (uint64_t(1) << signShift) : infinity;
   }
+  // The value is the limbs' total times 2^unit.
+  int unit = top - bias + 1 - kExactLimbBits * f.limbs;
+  if (divisor <= 1) return exactRoundSum(sums, unit, key, uint64_t(1) << signShift, f);
   ExactWide t;
   const bool negative = t.setMagnitude(sums, f.limbs);
   const uint64_t sign = negative ? uint64_t(1) << signShift : 0;
-  // The value is t * 2^unit.
-  int unit = top - bias + 1 - kExactLimbBits * f.limbs;
   bool sticky = false;
   if (divisor > 1) {
     for (int i = ExactWide::kWords - 1; i > 0; --i) t.w[i] = t.w[i - 1];

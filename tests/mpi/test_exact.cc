@@ -335,49 +335,55 @@ void runAll(MPI_Comm comm, uint64_t seed) {
       verify(k, c, out.data(), 0, count, "allreduce " + name);
     }
   }
+  // 3000 elements, and 140000: more than one of the passes' chunks (64Ki
+  // elements, of each block for reduce-scatter), the last one short.
+  for (const size_t n : {size_t(3000), size_t(140000)}) {
+    const Case c = makeCase(Kind::Double, n, seed, false);
+    std::vector<unsigned char> out(c.input.size());
+    // In place.
+    out = c.input;
+    check(onBuffers(MPI_IN_PLACE, 0, out.data(), out.size(),
+                    [&](const void *i, void *o) { return MPIX_Allreduce_gpu(i, o, MPI_Count(n), MPI_DOUBLE, MPI_SUM, comm); }),
+          "in-place allreduce x " + std::to_string(n));
+    verify(Kind::Double, c, out.data(), 0, n, "in-place allreduce x " + std::to_string(n));
+    // Reduce to the last rank.
+    std::fill(out.begin(), out.end(), 0);
+    check(onBuffers(c.input.data(), c.input.size(), out.data(), out.size(),
+                    [&](const void *i, void *o) {
+                      return MPIX_Reduce_gpu(i, o, MPI_Count(n), MPI_DOUBLE, MPI_SUM, size - 1, comm);
+                    }),
+          "reduce x " + std::to_string(n));
+    if (rank == size - 1) verify(Kind::Double, c, out.data(), 0, n, "reduce x " + std::to_string(n), false);
+    // Reduce-scatter: blocks of n / size.
+    const size_t block = n / size_t(size);
+    std::vector<unsigned char> mine(block * 8);
+    check(onBuffers(c.input.data(), c.input.size(), mine.data(), mine.size(),
+                    [&](const void *i, void *o) {
+                      return MPIX_Reduce_scatter_block_gpu(i, o, MPI_Count(block), MPI_DOUBLE, MPI_SUM, comm);
+                    }),
+          "reduce-scatter x " + std::to_string(n));
+    verify(Kind::Double, c, mine.data(), block * size_t(rank), block, "reduce-scatter x " + std::to_string(n), false);
+    // Nonblocking.
+    check(onBuffers(c.input.data(), c.input.size(), out.data(), out.size(),
+                    [&](const void *i, void *o) {
+                      MPI_Request req;
+                      const int rc = MPIX_Iallreduce_gpu(i, o, MPI_Count(n), MPI_DOUBLE, MPI_SUM, comm, &req);
+                      if (rc == MPI_SUCCESS) MPI_Wait(&req, MPI_STATUS_IGNORE);
+                      return rc;
+                    }),
+          "nonblocking allreduce x " + std::to_string(n));
+    verify(Kind::Double, c, out.data(), 0, n, "nonblocking allreduce x " + std::to_string(n));
+    // Complex: per part.
+    check(onBuffers(c.input.data(), c.input.size(), out.data(), out.size(),
+                    [&](const void *i, void *o) {
+                      return MPIX_Allreduce_gpu(i, o, MPI_Count(n / 2), MPI_C_DOUBLE_COMPLEX, MPI_SUM, comm);
+                    }),
+          "complex allreduce x " + std::to_string(n));
+    verify(Kind::Double, c, out.data(), 0, n, "complex allreduce x " + std::to_string(n));
+  }
   const size_t n = 3000;
   const Case c = makeCase(Kind::Double, n, seed, false);
-  std::vector<unsigned char> out(c.input.size());
-  // In place.
-  out = c.input;
-  check(onBuffers(MPI_IN_PLACE, 0, out.data(), out.size(),
-                  [&](const void *i, void *o) { return MPIX_Allreduce_gpu(i, o, MPI_Count(n), MPI_DOUBLE, MPI_SUM, comm); }),
-        "in-place allreduce");
-  verify(Kind::Double, c, out.data(), 0, n, "in-place allreduce");
-  // Reduce to the last rank.
-  std::fill(out.begin(), out.end(), 0);
-  check(onBuffers(c.input.data(), c.input.size(), out.data(), out.size(),
-                  [&](const void *i, void *o) {
-                    return MPIX_Reduce_gpu(i, o, MPI_Count(n), MPI_DOUBLE, MPI_SUM, size - 1, comm);
-                  }),
-        "reduce");
-  if (rank == size - 1) verify(Kind::Double, c, out.data(), 0, n, "reduce", false);
-  // Reduce-scatter: blocks of n / size.
-  const size_t block = n / size_t(size);
-  std::vector<unsigned char> mine(block * 8);
-  check(onBuffers(c.input.data(), c.input.size(), mine.data(), mine.size(),
-                  [&](const void *i, void *o) {
-                    return MPIX_Reduce_scatter_block_gpu(i, o, MPI_Count(block), MPI_DOUBLE, MPI_SUM, comm);
-                  }),
-        "reduce-scatter");
-  verify(Kind::Double, c, mine.data(), block * size_t(rank), block, "reduce-scatter", false);
-  // Nonblocking.
-  check(onBuffers(c.input.data(), c.input.size(), out.data(), out.size(),
-                  [&](const void *i, void *o) {
-                    MPI_Request req;
-                    const int rc = MPIX_Iallreduce_gpu(i, o, MPI_Count(n), MPI_DOUBLE, MPI_SUM, comm, &req);
-                    if (rc == MPI_SUCCESS) MPI_Wait(&req, MPI_STATUS_IGNORE);
-                    return rc;
-                  }),
-        "nonblocking allreduce");
-  verify(Kind::Double, c, out.data(), 0, n, "nonblocking allreduce");
-  // Complex: per part.
-  check(onBuffers(c.input.data(), c.input.size(), out.data(), out.size(),
-                  [&](const void *i, void *o) {
-                    return MPIX_Allreduce_gpu(i, o, MPI_Count(n / 2), MPI_C_DOUBLE_COMPLEX, MPI_SUM, comm);
-                  }),
-        "complex allreduce");
-  verify(Kind::Double, c, out.data(), 0, n, "complex allreduce");
+  std::vector<unsigned char> out(c.input.size()), mine(n * 8);
   // MPIX_GPU_AVG: the exact sum divided, rounded once.
   for (size_t count : {size_t(200), n}) {
     const Case a = makeCase(Kind::Double, count, seed, true);

@@ -3,7 +3,9 @@
 // rounded by 128-bit integer arithmetic written here, and the rounding of
 // limb sums against the exact sum of the contributions rounded once
 // (Shewchuk's partial sums with CPython's half-way correction), on random
-// data, ties, the window's edge, subnormals and overflow.
+// data, ties, the window's edge, subnormals and overflow; the steps in
+// vector registers (coll/exact_avx2.cc, exact_avx512.cc) against the scalar
+// steps, bit for bit, on every class of input of every type.
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
@@ -12,6 +14,7 @@
 #include <random>
 #include <vector>
 
+#include "coll/exact_simd.h"
 #include "coll/exact_sum.h"
 #include "exact_ref.h"
 
@@ -179,6 +182,91 @@ BOOST_AUTO_TEST_CASE(average_divides_before_its_one_rounding) {
     const double got = librarySum(xs, uint64_t(n));
     if (bitsOf(got) != bitsOf(want)) BOOST_FAIL("average " << i << ": " << got << ", expected " << want);
   }
+}
+
+// One element's contributions of format f: a shared top exponent, each
+// contribution below it by up to the window and more; now and then zeros,
+// -0, subnormals, the largest finite values, infinities and NaN.
+std::vector<uint64_t> contributionsOf(std::mt19937_64 &rng, const ExactFormat &f, int count) {
+  const uint64_t expMax = (uint64_t(1) << f.exponentBits) - 1;
+  const int window = kExactLimbBits * f.limbs;
+  const uint64_t top = 1 + rng() % (expMax - 1);
+  std::vector<uint64_t> out;
+  for (int j = 0; j < count; ++j) {
+    const uint64_t sign = rng() & 1, fraction = rng() & ((uint64_t(1) << f.mantissaBits) - 1);
+    uint64_t exponent;
+    switch (rng() % 16) {
+      case 0: exponent = 0; break;                         // zero or subnormal
+      case 1: exponent = expMax; break;                    // infinity or NaN
+      case 2: exponent = expMax - 1; break;                // the largest binade
+      default: {
+        const uint64_t below = rng() % uint64_t(window + 12);
+        exponent = below >= top ? 0 : top - below;
+      }
+    }
+    uint64_t f2 = fraction;
+    if (exponent == 0 && (rng() & 3) == 0) f2 = 0;  // +-0
+    if (exponent == expMax && (rng() & 1)) f2 = 0;  // infinity
+    out.push_back((sign << (f.mantissaBits + f.exponentBits)) | (exponent << f.mantissaBits) | f2);
+  }
+  // Cancellation now and then: the first contribution's negation.
+  if (count > 1 && (rng() & 3) == 0) out.back() = out.front() ^ (uint64_t(1) << (f.mantissaBits + f.exponentBits));
+  return out;
+}
+
+template <DataType T>
+void compareVectorSteps() {
+  constexpr ExactFormat f = exactFormatOf(T);
+  std::mt19937_64 rng(11 + int(T));
+  constexpr size_t n = 20011;  // not a multiple of 8: the tails too
+  constexpr int ranks = 3;
+  // ranks vectors of contributions, element by element.
+  std::vector<unsigned char> values(ranks * n * size_t(f.bytes));
+  std::vector<uint16_t> keys(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const std::vector<uint64_t> c = contributionsOf(rng, f, ranks);
+    for (int r = 0; r < ranks; ++r) {
+      exactStoreBits(&values[(r * n + i) * size_t(f.bytes)], f.bytes, c[size_t(r)]);
+      keys[i] = std::max(keys[i], exactKey(c[size_t(r)], f));
+    }
+  }
+  const size_t width = n * size_t(f.limbs);
+  std::vector<int64_t> scalar(width), avx512(width), avx2(width), sums(width, 0);
+  bool have512 = true, have2 = true;
+  size_t differ = 0;
+  for (int r = 0; r < ranks; ++r) {
+    const unsigned char *in = &values[r * n * size_t(f.bytes)];
+    for (size_t i = 0; i < n; ++i) exactLimbs(exactLoadBits(in + i * f.bytes, f.bytes), keys[i], f, &scalar[i * f.limbs]);
+    have512 = exactLimbsAvx512(T, in, n, keys.data(), avx512.data()) && have512;
+    have2 = exactLimbsAvx2(T, in, n, keys.data(), avx2.data()) && have2;
+    for (size_t k = 0; k < width; ++k) {
+      if (have512 && avx512[k] != scalar[k] && differ++ == 0)
+        BOOST_TEST_MESSAGE(dataTypeName(T) << " rank " << r << " limb " << k << ": AVX-512 " << avx512[k] << ", scalar "
+                                           << scalar[k]);
+      if (have2 && avx2[k] != scalar[k] && differ++ == 0)
+        BOOST_TEST_MESSAGE(dataTypeName(T) << " rank " << r << " limb " << k << ": AVX2 " << avx2[k] << ", scalar "
+                                           << scalar[k]);
+      sums[k] = int64_t(uint64_t(sums[k]) + uint64_t(scalar[k]));
+    }
+  }
+  std::vector<unsigned char> want(n * size_t(f.bytes)), got(n * size_t(f.bytes));
+  for (size_t i = 0; i < n; ++i) exactStoreBits(&want[i * f.bytes], f.bytes, exactRound(&sums[i * f.limbs], keys[i], 1, f));
+  const bool haveRound = exactRoundVector(T, sums.data(), keys.data(), n, got.data());
+  for (size_t i = 0; haveRound && i < n; ++i)
+    if (exactLoadBits(&got[i * f.bytes], f.bytes) != exactLoadBits(&want[i * f.bytes], f.bytes) && differ++ == 0)
+      BOOST_TEST_MESSAGE(dataTypeName(T) << " element " << i << ": rounded in vector registers 0x" << std::hex
+                         << exactLoadBits(&got[i * f.bytes], f.bytes) << ", scalar 0x"
+                         << exactLoadBits(&want[i * f.bytes], f.bytes));
+  BOOST_TEST(differ == 0u, dataTypeName(T) << ": " << differ << " limbs or results of the vector steps differ");
+  BOOST_TEST_MESSAGE(dataTypeName(T) << ": compared " << (have512 ? "AVX-512 limbs, " : "") << (have2 ? "AVX2 limbs, " : "")
+                     << (haveRound ? "AVX-512 rounding" : "no vector rounding") << " with the scalar steps");
+}
+
+BOOST_AUTO_TEST_CASE(vector_steps_give_the_scalar_bits) {
+  compareVectorSteps<DataType::Float64>();
+  compareVectorSteps<DataType::Float32>();
+  compareVectorSteps<DataType::Float16>();
+  compareVectorSteps<DataType::BFloat16>();
 }
 
 BOOST_AUTO_TEST_SUITE_END()

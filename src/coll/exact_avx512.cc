@@ -1,0 +1,284 @@
+// The exact mode's limbs and rounding steps (exactLimbs, exactRound,
+// coll/exact_sum.h) eight elements at a time in AVX-512 registers, chosen at
+// run time where the CPU has AVX-512 F, CD, VL, BW and DQ (else AVX2 for the
+// limbs, coll/exact_avx2.cc, and the scalar steps).  Why: scalar, the two
+// steps cost about 4 and 16 ns an element on this project's machines (the
+// rounding's branches mispredict on real sums), several times the default
+// allreduce's whole cost; vectored, about 2 each.  Why AVX-512 for the
+// rounding: it needs each lane's leading-zero count (vplzcntq), arithmetic
+// 64-bit shifts and unsigned compares, which AVX2 lacks.
+//
+// The limbs are exact_avx2.cc's lanes, eight wide, their interleaved stores
+// done by permutes.  The rounding's lanes follow the scalar path's arithmetic in another form: the limb
+// sums are carried into 42-bit digits (the top one signed), negated when
+// the total is negative and carried again, so that the magnitude is digits
+// d_k >= 0; its top bit h and the 64 bits below it (each digit shifted into
+// place: the digits do not overlap) with a sticky bit for the rest are then
+// rounded as exactRoundNormalized does for a normal result.  Lanes whose
+// result is not a normal number (a zero, a subnormal, an overflow, an
+// infinity or NaN) are redone by the scalar step: the same bits, rarely.
+// tests/unit/test_exact_sum.cc compares the two on every class of input.
+#include "coll/exact_simd.h"
+
+#include "coll/exact_sum.h"
+
+#if defined(__x86_64__) && !defined(__CUDACC__)
+#include <immintrin.h>
+#define CHORUS_EXACT_AVX512 1
+// GCC 12 warns that its own intrinsics' "undefined" pass-through operands
+// may be used uninitialized (they are not used: the masks are full).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+namespace chorus {
+
+#ifdef CHORUS_EXACT_AVX512
+namespace {
+
+#define CHORUS_AVX512_TARGET __attribute__((target("avx512f,avx512cd,avx512vl,avx512bw,avx512dq")))
+
+// Eight elements' limbs, one vector per limb, stored interleaved
+// (element j's limb k at p[L j + k]).
+template <int L>
+CHORUS_AVX512_TARGET inline void storeLimbs(int64_t *p, const __m512i *l) {
+  if constexpr (L == 1) {
+    _mm512_storeu_si512(p, l[0]);
+  } else if constexpr (L == 2) {
+    _mm512_storeu_si512(p, _mm512_permutex2var_epi64(l[0], _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), l[1]));
+    _mm512_storeu_si512(p + 8, _mm512_permutex2var_epi64(l[0], _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4), l[1]));
+  } else {
+    // Output lane t of vector v is position 8 v + t: element (8 v + t) / 3,
+    // limb (8 v + t) % 3; limbs 0 and 1 by a two-source permute, limb 2's
+    // lanes (the masks) from the third.
+    const __m512i i0 = _mm512_set_epi64(10, 2, 1, 9, 1, 0, 8, 0);
+    const __m512i i1 = _mm512_set_epi64(5, 4, 12, 4, 3, 11, 3, 2);
+    const __m512i i2 = _mm512_set_epi64(7, 15, 7, 6, 14, 6, 5, 13);
+    _mm512_storeu_si512(p, _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(l[0], i0, l[1]), 0x24, i0, l[2]));
+    _mm512_storeu_si512(p + 8,
+                        _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(l[0], i1, l[1]), 0x49, i1, l[2]));
+    _mm512_storeu_si512(p + 16,
+                        _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(l[0], i2, l[1]), 0x92, i2, l[2]));
+  }
+}
+
+template <DataType T>
+CHORUS_AVX512_TARGET void limbsAvx512(const unsigned char *in, size_t n, const uint16_t *keys, int64_t *out) {
+  constexpr ExactFormat f = exactFormatOf(T);
+  constexpr int L = f.limbs;
+  constexpr int64_t expMask = (int64_t(1) << f.exponentBits) - 1;
+  constexpr int64_t windowLessPrecision = kExactLimbBits * L - (f.mantissaBits + 1);
+  const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1), ones = _mm512_set1_epi64(-1);
+  const __m512i expMaskV = _mm512_set1_epi64(expMask);
+  const __m512i digitMask = _mm512_set1_epi64((int64_t(1) << kExactLimbBits) - 1);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m512i bits;
+    if constexpr (f.bytes == 8) {
+      bits = _mm512_loadu_si512(in + i * 8);
+    } else if constexpr (f.bytes == 4) {
+      bits = _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(in + i * 4)));
+    } else {
+      bits = _mm512_cvtepu16_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i *>(in + i * 2)));
+    }
+    const __m512i top = _mm512_srli_epi64(
+        _mm512_cvtepu16_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i *>(keys + i))), 1);
+    const __m512i exponent = _mm512_and_si512(_mm512_srli_epi64(bits, f.mantissaBits), expMaskV);
+    const __m512i negative = _mm512_and_si512(_mm512_srli_epi64(bits, f.mantissaBits + f.exponentBits), one);
+    const __m512i fraction = _mm512_and_si512(bits, _mm512_set1_epi64((int64_t(1) << f.mantissaBits) - 1));
+    const __mmask8 subnormal = _mm512_cmpeq_epi64_mask(exponent, zero);
+    const __m512i effective = _mm512_mask_mov_epi64(exponent, subnormal, one);
+    const __m512i m = _mm512_mask_or_epi64(fraction, __mmask8(~subnormal), fraction,
+                                           _mm512_set1_epi64(int64_t(1) << f.mantissaBits));
+    const __m512i shift = _mm512_add_epi64(_mm512_sub_epi64(_mm512_set1_epi64(windowLessPrecision), top), effective);
+    const __m512i drop = _mm512_max_epi64(_mm512_sub_epi64(zero, shift), zero);
+    const __m512i scale = _mm512_max_epi64(shift, zero);
+    // m rounded to the window's unit, nearest, ties to even.
+    const __m512i q = _mm512_srlv_epi64(m, drop);
+    const __m512i rest = _mm512_and_si512(m, _mm512_sub_epi64(_mm512_sllv_epi64(one, drop), one));
+    const __m512i halfBit = _mm512_sllv_epi64(one, _mm512_sub_epi64(drop, one));  // 0 for drop 0 and above 64
+    const __m512i half = _mm512_mask_mov_epi64(halfBit, _mm512_cmpeq_epi64_mask(halfBit, zero), ones);
+    const __mmask8 up = _mm512_cmpgt_epu64_mask(rest, half) |
+                        (_mm512_cmpeq_epu64_mask(rest, half) & _mm512_test_epi64_mask(q, one));
+    const __m512i rounded = _mm512_mask_add_epi64(q, up, q, one);
+    // Infinities and NaN: a count in the first limb, 21 bits a field.
+    const __mmask8 special = _mm512_cmpeq_epi64_mask(top, expMaskV);
+    const __m512i fieldShift = _mm512_mask_mov_epi64(_mm512_maskz_mov_epi64(_mm512_test_epi64_mask(negative, one),
+                                                                            _mm512_set1_epi64(21)),
+                                                     _mm512_test_epi64_mask(fraction, fraction), _mm512_set1_epi64(42));
+    const __m512i count =
+        _mm512_maskz_mov_epi64(_mm512_cmpeq_epi64_mask(exponent, expMaskV), _mm512_sllv_epi64(one, fieldShift));
+    const __m512i negMask = _mm512_sub_epi64(zero, negative);
+    __m512i limb[L];
+#pragma GCC unroll 3
+    for (int k = 0; k < L; ++k) {
+      const __m512i offset = _mm512_sub_epi64(scale, _mm512_set1_epi64(int64_t(kExactLimbBits) * k));
+      const __m512i digit = _mm512_and_si512(
+          _mm512_or_si512(_mm512_sllv_epi64(rounded, offset), _mm512_srlv_epi64(rounded, _mm512_sub_epi64(zero, offset))),
+          digitMask);
+      const __m512i signedDigit = _mm512_sub_epi64(_mm512_xor_si512(digit, negMask), negMask);
+      limb[k] = k == 0 ? _mm512_mask_mov_epi64(signedDigit, special, count)
+                       : _mm512_maskz_mov_epi64(__mmask8(~special), signedDigit);
+    }
+    storeLimbs<L>(out + i * L, limb);
+  }
+  for (; i < n; ++i) exactLimbs(exactLoadBits(in + i * f.bytes, f.bytes), keys[i], f, out + i * L);
+}
+
+// Limb sums s carried into L digits d: 42 bits each, the top one signed.
+template <int L>
+CHORUS_AVX512_TARGET inline void carryDigits(const __m512i *s, __m512i *d) {
+  const __m512i digitMask = _mm512_set1_epi64((int64_t(1) << kExactLimbBits) - 1);
+  __m512i c = _mm512_setzero_si512();
+#pragma GCC unroll 3
+  for (int k = 0; k < L; ++k) {
+    const __m512i v = _mm512_add_epi64(s[k], c);
+    if (k + 1 < L) {
+      c = _mm512_srai_epi64(v, kExactLimbBits);
+      d[k] = _mm512_and_si512(v, digitMask);
+    } else {
+      d[k] = v;
+    }
+  }
+}
+
+// Eight elements' interleaved limbs (element j's limb k at p[L j + k]) as
+// one vector per limb: L loads and permutes (gathers are slow on AMD).
+template <int L>
+CHORUS_AVX512_TARGET inline void loadLimbs(const int64_t *p, __m512i *s) {
+  if constexpr (L == 1) {
+    s[0] = _mm512_loadu_si512(p);
+  } else if constexpr (L == 2) {
+    const __m512i a = _mm512_loadu_si512(p), b = _mm512_loadu_si512(p + 8);
+    s[0] = _mm512_permutex2var_epi64(a, _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0), b);
+    s[1] = _mm512_permutex2var_epi64(a, _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1), b);
+  } else {
+    // Positions 16 and up (lanes 6 and 7 of limb 0, 5 to 7 of limbs 1 and
+    // 2) come from the third vector: indices modulo 16.
+    const __m512i a = _mm512_loadu_si512(p), b = _mm512_loadu_si512(p + 8), c = _mm512_loadu_si512(p + 16);
+    const __m512i i0 = _mm512_set_epi64(5, 2, 15, 12, 9, 6, 3, 0);
+    const __m512i i1 = _mm512_set_epi64(6, 3, 0, 13, 10, 7, 4, 1);
+    const __m512i i2 = _mm512_set_epi64(7, 4, 1, 14, 11, 8, 5, 2);
+    s[0] = _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(a, i0, b), 0xc0, i0, c);
+    s[1] = _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(a, i1, b), 0xe0, i1, c);
+    s[2] = _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(a, i2, b), 0xe0, i2, c);
+  }
+}
+
+template <DataType T>
+CHORUS_AVX512_TARGET void roundAvx512(const int64_t *sums, const uint16_t *keys, size_t n, unsigned char *out) {
+  constexpr ExactFormat f = exactFormatOf(T);
+  constexpr int L = f.limbs;
+  constexpr int64_t expMask = (int64_t(1) << f.exponentBits) - 1;
+  constexpr int64_t bias = expMask >> 1;
+  constexpr int precision = f.mantissaBits + 1;
+  const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m512i key = _mm512_cvtepu16_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i *>(keys + i)));
+    const __m512i top = _mm512_srli_epi64(key, 1);
+    __m512i s[L], d[L];
+    loadLimbs<L>(sums + i * L, s);
+    // Carried into digits; the total is negative when the top digit is.
+    carryDigits<L>(s, d);
+    const __mmask8 negative = _mm512_cmplt_epi64_mask(d[L - 1], zero);
+#pragma GCC unroll 3
+    for (int k = 0; k < L; ++k) s[k] = _mm512_mask_sub_epi64(s[k], negative, zero, s[k]);
+    carryDigits<L>(s, d);
+    // The magnitude's top bit h (-1 for zero).
+    __m512i h = _mm512_set1_epi64(-1);
+#pragma GCC unroll 3
+    for (int k = 0; k < L; ++k) {
+      const __m512i bit = _mm512_sub_epi64(_mm512_set1_epi64(int64_t(kExactLimbBits) * k + 63), _mm512_lzcnt_epi64(d[k]));
+      h = _mm512_mask_mov_epi64(h, _mm512_test_epi64_mask(d[k], d[k]), bit);
+    }
+    // The 64 bits from h down, and whether any bit is below them.
+    __m512i mant = zero, below = zero;
+#pragma GCC unroll 3
+    for (int k = 0; k < L; ++k) {
+      const __m512i offset = _mm512_sub_epi64(_mm512_set1_epi64(int64_t(kExactLimbBits) * k + 63), h);
+      mant = _mm512_or_si512(mant, _mm512_or_si512(_mm512_sllv_epi64(d[k], offset),
+                                                   _mm512_srlv_epi64(d[k], _mm512_sub_epi64(zero, offset))));
+      const __m512i cut = _mm512_sub_epi64(zero, offset);  // d[k]'s bits below this one are below the 64
+      const __m512i cutMask =
+          _mm512_maskz_sub_epi64(_mm512_cmpgt_epi64_mask(cut, zero), _mm512_sllv_epi64(one, cut), one);
+      below = _mm512_or_si512(below, _mm512_and_si512(d[k], cutMask));
+    }
+    const __mmask8 sticky = _mm512_test_epi64_mask(below, below);
+    // A normal result: round the 64 bits to `precision`, nearest, ties to even.
+    const __m512i exponent =
+        _mm512_add_epi64(h, _mm512_sub_epi64(top, _mm512_set1_epi64(bias - 1 + int64_t(kExactLimbBits) * L)));
+    constexpr int drop = 64 - precision;
+    __m512i q = _mm512_srli_epi64(mant, drop);
+    const __m512i rest = _mm512_and_si512(mant, _mm512_set1_epi64((int64_t(1) << drop) - 1));
+    const __m512i half = _mm512_set1_epi64(int64_t(1) << (drop - 1));
+    const __mmask8 up = _mm512_cmpgt_epu64_mask(rest, half) |
+                        (_mm512_cmpeq_epu64_mask(rest, half) & (sticky | _mm512_test_epi64_mask(q, one)));
+    q = _mm512_mask_add_epi64(q, up, q, one);
+    const __mmask8 carried = _mm512_test_epi64_mask(q, _mm512_set1_epi64(int64_t(1) << precision));
+    q = _mm512_mask_srli_epi64(q, carried, q, 1);
+    const __m512i biased = _mm512_add_epi64(_mm512_mask_add_epi64(exponent, carried, exponent, one),
+                                            _mm512_set1_epi64(bias));
+    const __m512i bits = _mm512_or_si512(
+        _mm512_or_si512(_mm512_maskz_mov_epi64(negative, _mm512_set1_epi64(int64_t(1) << (f.mantissaBits + f.exponentBits))),
+                        _mm512_slli_epi64(biased, f.mantissaBits)),
+        _mm512_and_si512(q, _mm512_set1_epi64((int64_t(1) << f.mantissaBits) - 1)));
+    // Not a normal result, or keys of infinities and NaN: the scalar step.
+    const __mmask8 scalar = _mm512_cmpeq_epi64_mask(top, _mm512_set1_epi64(expMask)) |
+                            _mm512_cmplt_epi64_mask(h, zero) |
+                            _mm512_cmplt_epi64_mask(exponent, _mm512_set1_epi64(1 - bias)) |
+                            _mm512_cmpge_epi64_mask(biased, _mm512_set1_epi64(expMask));
+    unsigned char *o = out + i * f.bytes;
+    if constexpr (f.bytes == 8) {
+      _mm512_storeu_si512(o, bits);
+    } else if constexpr (f.bytes == 4) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i *>(o), _mm512_cvtepi64_epi32(bits));
+    } else {
+      _mm_storeu_si128(reinterpret_cast<__m128i *>(o), _mm512_cvtepi64_epi16(bits));
+    }
+    for (unsigned lanes = scalar; lanes; lanes &= lanes - 1) {
+      const size_t j = i + size_t(__builtin_ctz(lanes));
+      exactStoreBits(out + j * f.bytes, f.bytes, exactRound(sums + j * L, keys[j], 1, f));
+    }
+  }
+  for (; i < n; ++i) exactStoreBits(out + i * f.bytes, f.bytes, exactRound(sums + i * L, keys[i], 1, f));
+}
+
+bool avx512Usable() {
+  static const bool usable = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+                             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+                             __builtin_cpu_supports("avx512dq");
+  return usable;
+}
+
+}  // namespace
+
+bool exactLimbsAvx512(DataType type, const unsigned char *in, size_t n, const uint16_t *keys, int64_t *out) {
+  if (!avx512Usable()) return false;
+  switch (type) {
+    case DataType::Float64: limbsAvx512<DataType::Float64>(in, n, keys, out); return true;
+    case DataType::Float32: limbsAvx512<DataType::Float32>(in, n, keys, out); return true;
+    case DataType::Float16: limbsAvx512<DataType::Float16>(in, n, keys, out); return true;
+    case DataType::BFloat16: limbsAvx512<DataType::BFloat16>(in, n, keys, out); return true;
+    default: return false;
+  }
+}
+
+bool exactRoundVector(DataType type, const int64_t *sums, const uint16_t *keys, size_t n, unsigned char *out) {
+  if (!avx512Usable()) return false;
+  switch (type) {
+    case DataType::Float64: roundAvx512<DataType::Float64>(sums, keys, n, out); return true;
+    case DataType::Float32: roundAvx512<DataType::Float32>(sums, keys, n, out); return true;
+    case DataType::Float16: roundAvx512<DataType::Float16>(sums, keys, n, out); return true;
+    case DataType::BFloat16: roundAvx512<DataType::BFloat16>(sums, keys, n, out); return true;
+    default: return false;
+  }
+}
+
+#else
+
+bool exactLimbsAvx512(DataType, const unsigned char *, size_t, const uint16_t *, int64_t *) { return false; }
+bool exactRoundVector(DataType, const int64_t *, const uint16_t *, size_t, unsigned char *) { return false; }
+
+#endif
+
+}  // namespace chorus

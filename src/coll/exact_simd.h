@@ -1,0 +1,27 @@
+// The exact mode's per-element steps in vector registers where the CPU
+// allows (coll/exact_avx512.cc, coll/exact_avx2.cc): the same
+// bits as exactLimbs and exactRound (coll/exact_sum.h), element by element.
+// Each returns false, having written nothing, where this CPU or build has
+// no vector form; the caller then runs the scalar step.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/datatype.h"
+
+namespace chorus {
+
+// exactLimbs over n elements of `type` at `in`, their agreed keys at
+// `keys`, limbs interleaved at `out` (element i's at out + i * limbs).
+bool exactLimbsAvx512(DataType type, const unsigned char *in, size_t n, const uint16_t *keys, int64_t *out);
+bool exactLimbsAvx2(DataType type, const unsigned char *in, size_t n, const uint16_t *keys, int64_t *out);
+inline bool exactLimbsVector(DataType type, const unsigned char *in, size_t n, const uint16_t *keys, int64_t *out) {
+  return exactLimbsAvx512(type, in, n, keys, out) || exactLimbsAvx2(type, in, n, keys, out);
+}
+
+// exactRound of n elements' limb sums (interleaved as above) and keys into
+// n elements of `type` at `out`; plain sums only (divisor 1).
+bool exactRoundVector(DataType type, const int64_t *sums, const uint16_t *keys, size_t n, unsigned char *out);
+
+}  // namespace chorus
