@@ -22,7 +22,7 @@ namespace chorus {
 #ifdef CHORUS_EXACT_AVX2
 namespace {
 
-template <DataType T>
+template <DataType T, bool Accumulate>
 __attribute__((target("avx2"))) void limbsAvx2(const unsigned char *in, size_t n, const uint16_t *keys,
                                                int64_t *out) {
   constexpr ExactFormat f = exactFormatOf(T);
@@ -88,28 +88,37 @@ __attribute__((target("avx2"))) void limbsAvx2(const unsigned char *in, size_t n
     }
     int64_t *o = out + i * f.limbs;
     for (int lane = 0; lane < 4; ++lane)
-      for (int k = 0; k < f.limbs; ++k) o[lane * f.limbs + k] = limb[k][lane];
+      for (int k = 0; k < f.limbs; ++k) {
+        int64_t &slot = o[lane * f.limbs + k];
+        slot = Accumulate ? int64_t(uint64_t(slot) + uint64_t(limb[k][lane])) : limb[k][lane];
+      }
   }
-  for (; i < n; ++i) exactLimbs(exactLoadBits(in + i * f.bytes, f.bytes), keys[i], f, out + i * f.limbs);
+  for (; i < n; ++i) exactLimbsInto<Accumulate>(exactLoadBits(in + i * f.bytes, f.bytes), keys[i], f, out + i * f.limbs);
 }
 
-}  // namespace
-
-bool exactLimbsAvx2(DataType type, const unsigned char *in, size_t n, const uint16_t *keys, int64_t *out) {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (!avx2) return false;
+template <bool Accumulate>
+bool limbsAvx2Of(DataType type, const unsigned char *in, size_t n, const uint16_t *keys, int64_t *out) {
   switch (type) {
-    case DataType::Float64: limbsAvx2<DataType::Float64>(in, n, keys, out); return true;
-    case DataType::Float32: limbsAvx2<DataType::Float32>(in, n, keys, out); return true;
-    case DataType::Float16: limbsAvx2<DataType::Float16>(in, n, keys, out); return true;
-    case DataType::BFloat16: limbsAvx2<DataType::BFloat16>(in, n, keys, out); return true;
+    case DataType::Float64: limbsAvx2<DataType::Float64, Accumulate>(in, n, keys, out); return true;
+    case DataType::Float32: limbsAvx2<DataType::Float32, Accumulate>(in, n, keys, out); return true;
+    case DataType::Float16: limbsAvx2<DataType::Float16, Accumulate>(in, n, keys, out); return true;
+    case DataType::BFloat16: limbsAvx2<DataType::BFloat16, Accumulate>(in, n, keys, out); return true;
     default: return false;
   }
 }
 
+}  // namespace
+
+bool exactLimbsAvx2(DataType type, const unsigned char *in, size_t n, const uint16_t *keys, int64_t *out,
+                    bool accumulate) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (!avx2) return false;
+  return accumulate ? limbsAvx2Of<true>(type, in, n, keys, out) : limbsAvx2Of<false>(type, in, n, keys, out);
+}
+
 #else
 
-bool exactLimbsAvx2(DataType, const unsigned char *, size_t, const uint16_t *, int64_t *) { return false; }
+bool exactLimbsAvx2(DataType, const unsigned char *, size_t, const uint16_t *, int64_t *, bool) { return false; }
 
 #endif
 

@@ -1,4 +1,4 @@
-// The exact mode's limbs and rounding steps (exactLimbs, exactRound,
+// The exact mode's per-element steps (exactKey, exactLimbs, exactRound,
 // coll/exact_sum.h) eight elements at a time in AVX-512 registers, chosen at
 // run time where the CPU has AVX-512 F, CD, VL, BW and DQ (else AVX2 for the
 // limbs, coll/exact_avx2.cc, and the scalar steps).  Why: scalar, the two
@@ -37,15 +37,56 @@ namespace {
 
 #define CHORUS_AVX512_TARGET __attribute__((target("avx512f,avx512cd,avx512vl,avx512bw,avx512dq")))
 
-// Eight elements' limbs, one vector per limb, stored interleaved
+// exactKey of eight elements at a time; with Max, the larger of it and
+// what `out` holds.
+template <DataType T, bool Max>
+CHORUS_AVX512_TARGET void keysAvx512(const unsigned char *in, size_t n, uint16_t *out) {
+  constexpr ExactFormat f = exactFormatOf(T);
+  constexpr int signShift = f.mantissaBits + f.exponentBits;
+  const __m512i one = _mm512_set1_epi64(1);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m512i bits;
+    if constexpr (f.bytes == 8) {
+      bits = _mm512_loadu_si512(in + i * 8);
+    } else if constexpr (f.bytes == 4) {
+      bits = _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(in + i * 4)));
+    } else {
+      bits = _mm512_cvtepu16_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i *>(in + i * 2)));
+    }
+    const __m512i exponent =
+        _mm512_and_si512(_mm512_srli_epi64(bits, f.mantissaBits), _mm512_set1_epi64((int64_t(1) << f.exponentBits) - 1));
+    const __mmask8 magnitudeZero =
+        _mm512_testn_epi64_mask(bits, _mm512_set1_epi64(int64_t((uint64_t(1) << signShift) - 1)));
+    const __mmask8 negativeZero = magnitudeZero & _mm512_test_epi64_mask(bits, _mm512_set1_epi64(int64_t(1) << signShift));
+    const __m512i doubled = _mm512_slli_epi64(_mm512_max_epi64(exponent, one), 1);
+    const __m512i key = _mm512_mask_add_epi64(doubled, __mmask8(~negativeZero), doubled, one);
+    __m128i packed = _mm512_cvtepi64_epi16(key);
+    if constexpr (Max) packed = _mm_max_epu16(packed, _mm_loadu_si128(reinterpret_cast<const __m128i *>(out + i)));
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(out + i), packed);
+  }
+  for (; i < n; ++i) {
+    const uint16_t k = exactKey(exactLoadBits(in + i * f.bytes, f.bytes), f);
+    out[i] = Max && out[i] > k ? out[i] : k;
+  }
+}
+
+// A vector stored at p, or added (as int64, wrapping) to what is there.
+template <bool Accumulate>
+CHORUS_AVX512_TARGET inline void put(int64_t *p, __m512i v) {
+  if constexpr (Accumulate) v = _mm512_add_epi64(v, _mm512_loadu_si512(p));
+  _mm512_storeu_si512(p, v);
+}
+
+// Eight elements' limbs, one vector per limb, stored (or added) interleaved
 // (element j's limb k at p[L j + k]).
-template <int L>
+template <int L, bool Accumulate>
 CHORUS_AVX512_TARGET inline void storeLimbs(int64_t *p, const __m512i *l) {
   if constexpr (L == 1) {
-    _mm512_storeu_si512(p, l[0]);
+    put<Accumulate>(p, l[0]);
   } else if constexpr (L == 2) {
-    _mm512_storeu_si512(p, _mm512_permutex2var_epi64(l[0], _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), l[1]));
-    _mm512_storeu_si512(p + 8, _mm512_permutex2var_epi64(l[0], _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4), l[1]));
+    put<Accumulate>(p, _mm512_permutex2var_epi64(l[0], _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), l[1]));
+    put<Accumulate>(p + 8, _mm512_permutex2var_epi64(l[0], _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4), l[1]));
   } else {
     // Output lane t of vector v is position 8 v + t: element (8 v + t) / 3,
     // limb (8 v + t) % 3; limbs 0 and 1 by a two-source permute, limb 2's
@@ -53,15 +94,13 @@ CHORUS_AVX512_TARGET inline void storeLimbs(int64_t *p, const __m512i *l) {
     const __m512i i0 = _mm512_set_epi64(10, 2, 1, 9, 1, 0, 8, 0);
     const __m512i i1 = _mm512_set_epi64(5, 4, 12, 4, 3, 11, 3, 2);
     const __m512i i2 = _mm512_set_epi64(7, 15, 7, 6, 14, 6, 5, 13);
-    _mm512_storeu_si512(p, _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(l[0], i0, l[1]), 0x24, i0, l[2]));
-    _mm512_storeu_si512(p + 8,
-                        _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(l[0], i1, l[1]), 0x49, i1, l[2]));
-    _mm512_storeu_si512(p + 16,
-                        _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(l[0], i2, l[1]), 0x92, i2, l[2]));
+    put<Accumulate>(p, _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(l[0], i0, l[1]), 0x24, i0, l[2]));
+    put<Accumulate>(p + 8, _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(l[0], i1, l[1]), 0x49, i1, l[2]));
+    put<Accumulate>(p + 16, _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(l[0], i2, l[1]), 0x92, i2, l[2]));
   }
 }
 
-template <DataType T>
+template <DataType T, bool Accumulate>
 CHORUS_AVX512_TARGET void limbsAvx512(const unsigned char *in, size_t n, const uint16_t *keys, int64_t *out) {
   constexpr ExactFormat f = exactFormatOf(T);
   constexpr int L = f.limbs;
@@ -119,9 +158,9 @@ CHORUS_AVX512_TARGET void limbsAvx512(const unsigned char *in, size_t n, const u
       limb[k] = k == 0 ? _mm512_mask_mov_epi64(signedDigit, special, count)
                        : _mm512_maskz_mov_epi64(__mmask8(~special), signedDigit);
     }
-    storeLimbs<L>(out + i * L, limb);
+    storeLimbs<L, Accumulate>(out + i * L, limb);
   }
-  for (; i < n; ++i) exactLimbs(exactLoadBits(in + i * f.bytes, f.bytes), keys[i], f, out + i * L);
+  for (; i < n; ++i) exactLimbsInto<Accumulate>(exactLoadBits(in + i * f.bytes, f.bytes), keys[i], f, out + i * L);
 }
 
 // Limb sums s carried into L digits d: 42 bits each, the top one signed.
@@ -252,15 +291,37 @@ bool avx512Usable() {
 
 }  // namespace
 
-bool exactLimbsAvx512(DataType type, const unsigned char *in, size_t n, const uint16_t *keys, int64_t *out) {
-  if (!avx512Usable()) return false;
+template <bool Max>
+bool keysAvx512Of(DataType type, const unsigned char *in, size_t n, uint16_t *out) {
   switch (type) {
-    case DataType::Float64: limbsAvx512<DataType::Float64>(in, n, keys, out); return true;
-    case DataType::Float32: limbsAvx512<DataType::Float32>(in, n, keys, out); return true;
-    case DataType::Float16: limbsAvx512<DataType::Float16>(in, n, keys, out); return true;
-    case DataType::BFloat16: limbsAvx512<DataType::BFloat16>(in, n, keys, out); return true;
+    case DataType::Float64: keysAvx512<DataType::Float64, Max>(in, n, out); return true;
+    case DataType::Float32: keysAvx512<DataType::Float32, Max>(in, n, out); return true;
+    case DataType::Float16: keysAvx512<DataType::Float16, Max>(in, n, out); return true;
+    case DataType::BFloat16: keysAvx512<DataType::BFloat16, Max>(in, n, out); return true;
     default: return false;
   }
+}
+
+bool exactKeysVector(DataType type, const unsigned char *in, size_t n, uint16_t *out, bool max) {
+  if (!avx512Usable()) return false;
+  return max ? keysAvx512Of<true>(type, in, n, out) : keysAvx512Of<false>(type, in, n, out);
+}
+
+template <bool Accumulate>
+bool limbsAvx512Of(DataType type, const unsigned char *in, size_t n, const uint16_t *keys, int64_t *out) {
+  switch (type) {
+    case DataType::Float64: limbsAvx512<DataType::Float64, Accumulate>(in, n, keys, out); return true;
+    case DataType::Float32: limbsAvx512<DataType::Float32, Accumulate>(in, n, keys, out); return true;
+    case DataType::Float16: limbsAvx512<DataType::Float16, Accumulate>(in, n, keys, out); return true;
+    case DataType::BFloat16: limbsAvx512<DataType::BFloat16, Accumulate>(in, n, keys, out); return true;
+    default: return false;
+  }
+}
+
+bool exactLimbsAvx512(DataType type, const unsigned char *in, size_t n, const uint16_t *keys, int64_t *out,
+                      bool accumulate) {
+  if (!avx512Usable()) return false;
+  return accumulate ? limbsAvx512Of<true>(type, in, n, keys, out) : limbsAvx512Of<false>(type, in, n, keys, out);
 }
 
 bool exactRoundVector(DataType type, const int64_t *sums, const uint16_t *keys, size_t n, unsigned char *out) {
@@ -276,7 +337,8 @@ bool exactRoundVector(DataType type, const int64_t *sums, const uint16_t *keys, 
 
 #else
 
-bool exactLimbsAvx512(DataType, const unsigned char *, size_t, const uint16_t *, int64_t *) { return false; }
+bool exactKeysVector(DataType, const unsigned char *, size_t, uint16_t *, bool) { return false; }
+bool exactLimbsAvx512(DataType, const unsigned char *, size_t, const uint16_t *, int64_t *, bool) { return false; }
 bool exactRoundVector(DataType, const int64_t *, const uint16_t *, size_t, unsigned char *) { return false; }
 
 #endif

@@ -71,7 +71,7 @@ constexpr size_t kExactChunkElements = size_t(64) << 10;
 struct ExactScratch {
   std::vector<uint16_t> keys;
   std::vector<int64_t> limbs, sums;
-  std::vector<unsigned char> values, results;
+  std::vector<unsigned char> values, results, mine;
 };
 thread_local ExactScratch t_scratch;
 
@@ -158,11 +158,25 @@ struct Steps {
   static constexpr ExactFormat f = exactFormatOf(T);
 
   static void keys(const unsigned char *in, size_t n, uint16_t *out) {
+    if (exactKeysVector(T, in, n, out, false)) return;
     for (size_t i = 0; i < n; ++i) out[i] = exactKey(exactLoadBits(in + i * f.bytes, f.bytes), f);
   }
-  static void limbs(const unsigned char *in, size_t n, const uint16_t *keys, int64_t *out) {
-    if (exactLimbsVector(T, in, n, keys, out)) return;
-    for (size_t i = 0; i < n; ++i) exactLimbs(exactLoadBits(in + i * f.bytes, f.bytes), keys[i], f, out + i * f.limbs);
+  // The limbs stored at `out`, or added to what is there (`accumulate`).
+  static void limbs(const unsigned char *in, size_t n, const uint16_t *keys, int64_t *out, bool accumulate) {
+    if (exactLimbsVector(T, in, n, keys, out, accumulate)) return;
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t bits = exactLoadBits(in + i * f.bytes, f.bytes);
+      if (accumulate) exactLimbsInto<true>(bits, keys[i], f, out + i * f.limbs);
+      else exactLimbs(bits, keys[i], f, out + i * f.limbs);
+    }
+  }
+  // Each element's key, or the larger of it and what is at `out` (`max`).
+  static void keysMax(const unsigned char *in, size_t n, uint16_t *out) {
+    if (exactKeysVector(T, in, n, out, true)) return;
+    for (size_t i = 0; i < n; ++i) {
+      const uint16_t k = exactKey(exactLoadBits(in + i * f.bytes, f.bytes), f);
+      out[i] = k > out[i] ? k : out[i];
+    }
   }
   static void round(const int64_t *sums, const uint16_t *keys, size_t n, uint64_t divisor, unsigned char *out) {
     if (divisor <= 1 && exactRoundVector(T, sums, keys, n, out)) return;
@@ -194,13 +208,14 @@ struct Steps {
 
 struct StepTable {
   void (*keys)(const unsigned char *, size_t, uint16_t *);
-  void (*limbs)(const unsigned char *, size_t, const uint16_t *, int64_t *);
+  void (*limbs)(const unsigned char *, size_t, const uint16_t *, int64_t *, bool);
+  void (*keysMax)(const unsigned char *, size_t, uint16_t *);
   void (*round)(const int64_t *, const uint16_t *, size_t, uint64_t, unsigned char *);
   void (*sumGathered)(const unsigned char *, size_t, int, size_t, size_t, uint64_t, bool, unsigned char *);
 };
 template <DataType T>
 constexpr StepTable stepsOf() {
-  return {Steps<T>::keys, Steps<T>::limbs, Steps<T>::round, Steps<T>::sumGathered};
+  return {Steps<T>::keys, Steps<T>::limbs, Steps<T>::keysMax, Steps<T>::round, Steps<T>::sumGathered};
 }
 StepTable stepTable(DataType t) {
   switch (t) {
@@ -230,54 +245,87 @@ Status gatherAndSum(HostChannel &ch, const CollRequest &req, const PlanShape &sh
   return Status::Ok;
 }
 
+// The exact sums of `len` elements from every rank's contributions to
+// them (`gathered`: nranks vectors of len), into `out`, a step at a time
+// over whole vectors so that the steps run in vector registers: the keys'
+// maximum, each rank's limbs added into the sums as they are made (as
+// int64, wrapping: the same bits in any order), the rounding.
+void sumContributions(const StepTable &steps, const ExactFormat &f, const unsigned char *gathered, size_t len,
+                      int nranks, uint64_t divisor, unsigned char *out) {
+  ExactScratch &s = t_scratch;
+  const size_t bytes = size_t(f.bytes);
+  s.keys.resize(len);
+  steps.keys(gathered, len, s.keys.data());
+  for (int r = 1; r < nranks; ++r) steps.keysMax(gathered + size_t(r) * len * bytes, len, s.keys.data());
+  s.sums.resize(len * size_t(f.limbs));
+  for (int r = 0; r < nranks; ++r)
+    steps.limbs(gathered + size_t(r) * len * bytes, len, s.keys.data(), s.sums.data(), r > 0);
+  steps.round(s.sums.data(), s.keys.data(), len, divisor, out);
+}
+
 // One chunk of a large call: elements [first, first + n) of every block of
 // the input (one block, the whole vector, for allreduce and reduce; the
 // ranks' blocks of `stride` elements for reduce-scatter), their results to
 // the same elements of `out` (reduce-scatter: of this rank's block).
+//
+// Allreduce and reduce-scatter: the values themselves go to the rank that
+// sums them (an alltoall: each rank's piece of each rank's block), which
+// finds each element's largest exponent, aligns and sums every
+// contribution and rounds; an allreduce then gathers the blocks' results.
+// The bytes are the default allreduce's (values, then results, each
+// (n - 1) / n of the vector), where limbs reduce-scattered would be three
+// times the values' for double plus a pass for the keys.
+// Reduce: the keys agreed by an allreduce, then the limbs reduced to the
+// root (an alltoall to one rank would bring it every rank's whole vector).
 Status exactChunk(HostChannel &ch, const CollRequest &req, const PlanShape &shape, const StepTable &steps,
                   size_t first, size_t n, size_t stride, uint64_t divisor) {
   const ExactFormat f = exactFormatOf(req.type);
   const Coll coll = req.coll;
-  const size_t nranks = size_t(ch.nranks), rank = size_t(ch.rank), bytes = size_t(f.bytes), limbs = size_t(f.limbs);
+  const size_t nranks = size_t(ch.nranks), bytes = size_t(f.bytes), limbs = size_t(f.limbs);
   const auto *in = static_cast<const unsigned char *>(req.sendbuf);
   auto *out = static_cast<unsigned char *>(req.recvbuf) + first * bytes;
   ExactScratch &s = t_scratch;
-  // Each rank's piece of the limbs: an allreduce's chunk split into equal
-  // blocks (the last padded with zeros), reduce-scatter's n of each block.
-  const size_t blocks = coll == Coll::ReduceScatter ? nranks : 1;
-  const size_t block = coll == Coll::Allreduce ? (n + nranks - 1) / nranks : n;
-  const size_t padded = coll == Coll::Allreduce ? block * nranks : n * blocks;
-  const size_t contributed = n * blocks;  // elements this rank contributes in the chunk
-  s.keys.resize(padded);
-  for (size_t b = 0; b < blocks; ++b) steps.keys(in + (b * stride + first) * bytes, n, s.keys.data() + b * n);
-  Status st = runPass(ch, shape, Coll::Allreduce, DataType::Uint16, sizeof(uint16_t), RedOp::Max, contributed,
-                      s.keys.data(), s.keys.data(), 0);
-  if (st != Status::Ok) return st;
-  s.limbs.resize(padded * limbs);
-  for (size_t b = 0; b < blocks; ++b)
-    steps.limbs(in + (b * stride + first) * bytes, n, s.keys.data() + b * n, s.limbs.data() + b * n * limbs);
-  memset(s.limbs.data() + contributed * limbs, 0, (padded - contributed) * limbs * sizeof(int64_t));
-  for (size_t i = contributed; i < padded; ++i) s.keys[i] = 2;
+  Status st;
   if (coll == Coll::Reduce) {
+    s.keys.resize(n);
+    steps.keys(in + first * bytes, n, s.keys.data());
+    st = runPass(ch, shape, Coll::Allreduce, DataType::Uint16, sizeof(uint16_t), RedOp::Max, n, s.keys.data(),
+                 s.keys.data(), 0);
+    if (st != Status::Ok) return st;
+    s.limbs.resize(n * limbs);
+    steps.limbs(in + first * bytes, n, s.keys.data(), s.limbs.data(), false);
     st = runPass(ch, shape, Coll::Reduce, DataType::Int64, 8, RedOp::Sum, n * limbs, s.limbs.data(), s.limbs.data(),
                  req.root);
     if (st == Status::Ok && ch.rank == req.root) steps.round(s.limbs.data(), s.keys.data(), n, divisor, out);
     return st;
   }
-  s.sums.resize(block * limbs);
-  st = runPass(ch, shape, Coll::ReduceScatter, DataType::Int64, 8, RedOp::Sum, block * limbs, s.limbs.data(),
-               s.sums.data(), 0);
+  // Each rank's piece: reduce-scatter's n elements of each block (packed
+  // here), or an allreduce's chunk in equal blocks (the last padded).
+  const size_t block = coll == Coll::Allreduce ? (n + nranks - 1) / nranks : n;
+  const size_t padded = block * nranks;
+  const unsigned char *send = in + first * bytes;
+  if (coll == Coll::ReduceScatter) {
+    s.values.resize(padded * bytes);
+    for (size_t r = 0; r < nranks; ++r)
+      memcpy(s.values.data() + r * n * bytes, in + (r * stride + first) * bytes, n * bytes);
+    send = s.values.data();
+  } else if (padded != n) {
+    s.values.resize(padded * bytes);
+    memcpy(s.values.data(), send, n * bytes);
+    memset(s.values.data() + n * bytes, 0, (padded - n) * bytes);
+    send = s.values.data();
+  }
+  s.results.resize(padded * bytes);
+  st = runPass(ch, shape, Coll::Alltoall, DataType::Bytes, bytes, RedOp::Sum, block, send, s.results.data(), 0);
   if (st != Status::Ok) return st;
   if (coll == Coll::ReduceScatter) {
-    steps.round(s.sums.data(), s.keys.data() + block * rank, block, divisor, out);
+    sumContributions(steps, f, s.results.data(), block, ch.nranks, divisor, out);
     return Status::Ok;
   }
-  // Allreduce: this rank's block rounded, then every block to every rank.
-  s.values.resize(block * bytes);
-  steps.round(s.sums.data(), s.keys.data() + block * rank, block, divisor, s.values.data());
+  s.mine.resize(block * bytes);
+  sumContributions(steps, f, s.results.data(), block, ch.nranks, divisor, s.mine.data());
   const bool whole = padded == n;
-  if (!whole) s.results.resize(padded * bytes);
-  st = runPass(ch, shape, Coll::Allgather, DataType::Bytes, bytes, RedOp::Sum, block, s.values.data(),
+  st = runPass(ch, shape, Coll::Allgather, DataType::Bytes, bytes, RedOp::Sum, block, s.mine.data(),
                whole ? out : s.results.data(), 0);
   if (st == Status::Ok && !whole) memcpy(out, s.results.data(), n * bytes);
   return st;
@@ -303,14 +351,11 @@ Status hostExecuteExact(HostChannel &ch, const CollRequest &req, const PlanShape
   if (total * size_t(f.bytes) * nranks <= kExactGatherBytes) {
     st = gatherAndSum(ch, req, shape, steps, total, divisor);
   } else {
-    // Every rank aligns its contributions to every element's agreed key.
-    // An allreduce's limbs are reduce-scattered and its rounded results
-    // gathered (26 + 8 bytes an element for double where the limbs'
-    // allreduce would move 24 + 24).
     // A reduce-scatter's chunk takes its elements from every rank's block.
     const size_t span = coll == Coll::ReduceScatter ? req.count : total;
-    const size_t chunk =
-        coll == Coll::ReduceScatter ? std::max(kExactChunkElements / nranks, size_t(64)) : kExactChunkElements;
+    // At least 64 elements a rank's piece: many ranks make larger chunks.
+    const size_t chunk = coll == Coll::ReduceScatter ? std::max(kExactChunkElements / nranks, size_t(64))
+                                                     : std::max(kExactChunkElements, nranks * 64);
     for (size_t first = 0; first < span && st == Status::Ok; first += chunk) {
       const size_t n = std::min(span - first, chunk);
       st = exactChunk(ch, req, shape, steps, first, n, req.count, divisor);

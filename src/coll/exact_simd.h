@@ -12,12 +12,20 @@
 
 namespace chorus {
 
+// exactKey of n elements of `type` at `in` stored at `out`, or with `max`
+// the larger of it and what `out` holds.
+bool exactKeysVector(DataType type, const unsigned char *in, size_t n, uint16_t *out, bool max);
+
 // exactLimbs over n elements of `type` at `in`, their agreed keys at
-// `keys`, limbs interleaved at `out` (element i's at out + i * limbs).
-bool exactLimbsAvx512(DataType type, const unsigned char *in, size_t n, const uint16_t *keys, int64_t *out);
-bool exactLimbsAvx2(DataType type, const unsigned char *in, size_t n, const uint16_t *keys, int64_t *out);
-inline bool exactLimbsVector(DataType type, const unsigned char *in, size_t n, const uint16_t *keys, int64_t *out) {
-  return exactLimbsAvx512(type, in, n, keys, out) || exactLimbsAvx2(type, in, n, keys, out);
+// `keys`, limbs interleaved at `out` (element i's at out + i * limbs),
+// stored there or, with `accumulate`, added to what is there.
+bool exactLimbsAvx512(DataType type, const unsigned char *in, size_t n, const uint16_t *keys, int64_t *out,
+                      bool accumulate);
+bool exactLimbsAvx2(DataType type, const unsigned char *in, size_t n, const uint16_t *keys, int64_t *out,
+                    bool accumulate);
+inline bool exactLimbsVector(DataType type, const unsigned char *in, size_t n, const uint16_t *keys, int64_t *out,
+                             bool accumulate = false) {
+  return exactLimbsAvx512(type, in, n, keys, out, accumulate) || exactLimbsAvx2(type, in, n, keys, out, accumulate);
 }
 
 // exactRound of n elements' limb sums (interleaved as above) and keys into

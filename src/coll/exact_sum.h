@@ -142,6 +142,16 @@ CHORUS_HOST_DEVICE CHORUS_INLINE void exactLimbs(uint64_t bits, uint64_t key, co
   }
 }
 
+// exactLimbs stored at `limbs`, or added to what is there (as int64,
+// wrapping, as every sum of limbs is).
+template <bool Accumulate>
+CHORUS_HOST_DEVICE CHORUS_INLINE void exactLimbsInto(uint64_t bits, uint64_t key, const ExactFormat &f, int64_t *limbs) {
+  if (!Accumulate) return exactLimbs(bits, key, f, limbs);
+  int64_t mine[kExactMaxLimbs];
+  exactLimbs(bits, key, f, mine);
+  for (int k = 0; k < f.limbs; ++k) limbs[k] = int64_t(uint64_t(limbs[k]) + uint64_t(mine[k]));
+}
+
 CHORUS_HOST_DEVICE inline int exactLeadingZeros(uint64_t x) {
 #ifdef __CUDA_ARCH__
   return __clzll(static_cast<long long>(x));

@@ -230,15 +230,26 @@ void compareVectorSteps() {
       keys[i] = std::max(keys[i], exactKey(c[size_t(r)], f));
     }
   }
+  std::vector<uint16_t> vectorKeys(n);
+  bool haveKeys = true;
+  for (int r = 0; r < ranks; ++r)
+    haveKeys = exactKeysVector(T, &values[r * n * size_t(f.bytes)], n, vectorKeys.data(), r > 0) && haveKeys;
+  size_t differ = 0;
+  for (size_t i = 0; haveKeys && i < n; ++i)
+    if (vectorKeys[i] != keys[i] && differ++ == 0)
+      BOOST_TEST_MESSAGE(dataTypeName(T) << " element " << i << ": key " << vectorKeys[i] << " in vector registers, "
+                                         << keys[i] << " scalar");
   const size_t width = n * size_t(f.limbs);
   std::vector<int64_t> scalar(width), avx512(width), avx2(width), sums(width, 0);
+  std::vector<int64_t> added512(width, 0), added2(width, 0);  // each rank's limbs added by the vector steps
   bool have512 = true, have2 = true;
-  size_t differ = 0;
   for (int r = 0; r < ranks; ++r) {
     const unsigned char *in = &values[r * n * size_t(f.bytes)];
     for (size_t i = 0; i < n; ++i) exactLimbs(exactLoadBits(in + i * f.bytes, f.bytes), keys[i], f, &scalar[i * f.limbs]);
-    have512 = exactLimbsAvx512(T, in, n, keys.data(), avx512.data()) && have512;
-    have2 = exactLimbsAvx2(T, in, n, keys.data(), avx2.data()) && have2;
+    have512 = exactLimbsAvx512(T, in, n, keys.data(), avx512.data(), false) && have512;
+    have2 = exactLimbsAvx2(T, in, n, keys.data(), avx2.data(), false) && have2;
+    exactLimbsAvx512(T, in, n, keys.data(), added512.data(), true);
+    exactLimbsAvx2(T, in, n, keys.data(), added2.data(), true);
     for (size_t k = 0; k < width; ++k) {
       if (have512 && avx512[k] != scalar[k] && differ++ == 0)
         BOOST_TEST_MESSAGE(dataTypeName(T) << " rank " << r << " limb " << k << ": AVX-512 " << avx512[k] << ", scalar "
@@ -249,6 +260,12 @@ void compareVectorSteps() {
       sums[k] = int64_t(uint64_t(sums[k]) + uint64_t(scalar[k]));
     }
   }
+  for (size_t k = 0; k < width; ++k) {
+    if (have512 && added512[k] != sums[k] && differ++ == 0)
+      BOOST_TEST_MESSAGE(dataTypeName(T) << " limb " << k << ": added by AVX-512 " << added512[k] << ", scalar " << sums[k]);
+    if (have2 && added2[k] != sums[k] && differ++ == 0)
+      BOOST_TEST_MESSAGE(dataTypeName(T) << " limb " << k << ": added by AVX2 " << added2[k] << ", scalar " << sums[k]);
+  }
   std::vector<unsigned char> want(n * size_t(f.bytes)), got(n * size_t(f.bytes));
   for (size_t i = 0; i < n; ++i) exactStoreBits(&want[i * f.bytes], f.bytes, exactRound(&sums[i * f.limbs], keys[i], 1, f));
   const bool haveRound = exactRoundVector(T, sums.data(), keys.data(), n, got.data());
@@ -258,7 +275,7 @@ void compareVectorSteps() {
                          << exactLoadBits(&got[i * f.bytes], f.bytes) << ", scalar 0x"
                          << exactLoadBits(&want[i * f.bytes], f.bytes));
   BOOST_TEST(differ == 0u, dataTypeName(T) << ": " << differ << " limbs or results of the vector steps differ");
-  BOOST_TEST_MESSAGE(dataTypeName(T) << ": compared " << (have512 ? "AVX-512 limbs, " : "") << (have2 ? "AVX2 limbs, " : "")
+  BOOST_TEST_MESSAGE(dataTypeName(T) << ": compared " << (haveKeys ? "AVX-512 keys, " : "") << (have512 ? "AVX-512 limbs, " : "") << (have2 ? "AVX2 limbs, " : "")
                      << (haveRound ? "AVX-512 rounding" : "no vector rounding") << " with the scalar steps");
 }
 
