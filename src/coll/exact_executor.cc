@@ -1,11 +1,8 @@
 #include "coll/exact_executor.h"
 
 #include <algorithm>
-#include <cfenv>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <utility>
 #include <vector>
 
 #include "coll/exact_simd.h"
@@ -28,13 +25,19 @@ const char *exactRefusal(DataType type, RedOp op) {
 
 namespace {
 
-// Up to this many bytes gathered per rank (every rank's contributions to
-// every element), one allgather of the values and a local exact sum beat
-// the passes' two or three collectives: latency, not bytes, decides there
-// (measured crossover, doubles: 32 KiB gathered at 2 and 4 ranks, perf/
-// RESULTS.md).  Either way each element is the same function of its
-// contributions.
-constexpr size_t kExactGatherBytes = 32 * 1024;
+// Small calls: when each rank's vector is at most this many bytes, one
+// allgather of the values and a local exact sum of every element beat the
+// passes' two collectives (an alltoall and an allgather): latency decides,
+// and a collective across nodes costs tens of us where one node's costs
+// one.  Measured crossovers (perf/RESULTS.md, doubles): one node, 2 ranks,
+// 512 B (1 KiB: 1.23 us gathered against 0.71); 4 ranks on 2 cores, 2 KiB;
+// played nodes over tcp, 2 and 4 ranks, above 32 KiB (32 KiB: 33 us
+// against 47 at 2 ranks, 217 against 270 at 4).  Capped in total, so that
+// many ranks do not each gather and sum a large vector.  Either way each
+// element is the same function of its contributions.
+constexpr size_t kExactGatherBytesOneNode = 512;
+constexpr size_t kExactGatherBytesNodes = 32 * 1024;
+constexpr size_t kExactGatherTotalBytes = 256 * 1024;
 
 // One pass: `coll` on `count` elements of `type` with `op`, planned afresh
 // (the pass's size is not the call's) and tagged as its own call, so that a
@@ -75,82 +78,6 @@ struct ExactScratch {
 };
 thread_local ExactScratch t_scratch;
 
-// Whether this thread's double arithmetic is IEEE's default: round to
-// nearest, subnormals neither flushed nor read as zero (a program built
-// with -ffast-math sets FTZ/DAZ).  The small calls' fast sum needs it.
-bool ieeeArithmetic() {
-  if (fegetround() != FE_TONEAREST) return false;
-  volatile double subnormal = 0x1p-1070, one = 1.0, smallest = 0x1p-1022;
-  return subnormal * one != 0 && smallest / 4 != 0;
-}
-
-// The exact sum of element i's doubles rounded once, by Shewchuk's
-// error-free partial sums (the sum of the partials is always the exact
-// sum; the last steps round it once, half-way cases to even as CPython's
-// math.fsum does), stored at `out` - when it is the same bits as the
-// limbs' path: every contribution finite and within the window of the
-// largest (so the limbs are exact too and both are the exact sum rounded
-// once), and the partial sums unable to overflow.  Returns false, leaving
-// the element to the limbs, otherwise.  A few ns where the limbs take tens.
-bool sumDoublesInWindow(const unsigned char *gathered, size_t total, int nranks, size_t i, unsigned char *out) {
-  constexpr int kWindow = kExactLimbBits * 3 - 53;  // exponents apart whose bits all lie in the window
-  constexpr int kMaxPartials = 8;                   // the window spans 126 bits: at most 3 partials
-  int top = 0, bottom = 2047;
-  bool allNegativeZero = true;
-  for (int r = 0; r < nranks; ++r) {
-    uint64_t b;
-    memcpy(&b, gathered + (size_t(r) * total + i) * 8, 8);
-    const int exponent = int((b >> 52) & 0x7ff);
-    if (exponent == 0x7ff) return false;
-    const bool zero = (b << 1) == 0;
-    allNegativeZero = allNegativeZero && zero && (b >> 63);
-    if (zero) continue;
-    const int effective = exponent == 0 ? 1 : exponent;
-    top = effective > top ? effective : top;
-    bottom = effective < bottom ? effective : bottom;
-  }
-  if (top == 0) {  // only zeros
-    const double zero = allNegativeZero ? -0.0 : 0.0;
-    memcpy(out, &zero, 8);
-    return true;
-  }
-  int ranksBits = 0;
-  while ((1 << ranksBits) < nranks) ++ranksBits;
-  if (top - bottom > kWindow || top + ranksBits + 1 >= 0x7ff) return false;
-  double partials[kMaxPartials];
-  int count = 0;
-  for (int r = 0; r < nranks; ++r) {
-    double x;
-    memcpy(&x, gathered + (size_t(r) * total + i) * 8, 8);
-    int kept = 0;
-    for (int j = 0; j < count; ++j) {
-      double y = partials[j];
-      if (std::fabs(x) < std::fabs(y)) std::swap(x, y);
-      const double hi = x + y, lo = y - (hi - x);
-      if (lo != 0.0) partials[kept++] = lo;
-      x = hi;
-    }
-    if (kept >= kMaxPartials) return false;  // (cannot happen within the window)
-    partials[kept] = x;
-    count = kept + 1;
-  }
-  int n = count;
-  double hi = partials[--n], lo = 0.0;
-  while (n > 0) {
-    const double x = hi, y = partials[--n];
-    hi = x + y;
-    lo = y - (hi - x);
-    if (lo != 0.0) break;
-  }
-  if (n > 0 && ((lo < 0 && partials[n - 1] < 0) || (lo > 0 && partials[n - 1] > 0))) {
-    const double y = lo * 2, x = hi + y;
-    if (y == x - hi) hi = x;
-  }
-  if (hi == 0.0) hi = 0.0;  // an exact zero of values not all -0 is +0, as the limbs give
-  memcpy(out, &hi, 8);
-  return true;
-}
-
 // The per-element steps with the format a constant, so that the compiler
 // folds the shifts and masks of each type.
 template <DataType T>
@@ -183,27 +110,6 @@ struct Steps {
     for (size_t i = 0; i < n; ++i)
       exactStoreBits(out + i * f.bytes, f.bytes, exactRound(sums + i * f.limbs, keys[i], divisor, f));
   }
-  // Elements [first, first + n) from every rank's whole vector in
-  // `gathered` (nranks vectors of `total`), summed here.  `ieee`: this
-  // thread's arithmetic rounds to nearest with subnormals (ieeeArithmetic).
-  static void sumGathered(const unsigned char *gathered, size_t total, int nranks, size_t first, size_t n,
-                          uint64_t divisor, bool ieee, unsigned char *out) {
-    for (size_t i = first; i < first + n; ++i) {
-      if (T == DataType::Float64 && ieee && divisor == 1 && sumDoublesInWindow(gathered, total, nranks, i, out + (i - first) * 8))
-        continue;
-      uint16_t key = 0;
-      for (int r = 0; r < nranks; ++r) {
-        const uint16_t k = exactKey(exactLoadBits(gathered + (size_t(r) * total + i) * f.bytes, f.bytes), f);
-        key = k > key ? k : key;
-      }
-      int64_t sums[kExactMaxLimbs] = {}, limb[kExactMaxLimbs];
-      for (int r = 0; r < nranks; ++r) {
-        exactLimbs(exactLoadBits(gathered + (size_t(r) * total + i) * f.bytes, f.bytes), key, f, limb);
-        for (int k = 0; k < f.limbs; ++k) sums[k] = int64_t(uint64_t(sums[k]) + uint64_t(limb[k]));  // wraps, as the passes do
-      }
-      exactStoreBits(out + (i - first) * f.bytes, f.bytes, exactRound(sums, key, divisor, f));
-    }
-  }
 };
 
 struct StepTable {
@@ -211,11 +117,10 @@ struct StepTable {
   void (*limbs)(const unsigned char *, size_t, const uint16_t *, int64_t *, bool);
   void (*keysMax)(const unsigned char *, size_t, uint16_t *);
   void (*round)(const int64_t *, const uint16_t *, size_t, uint64_t, unsigned char *);
-  void (*sumGathered)(const unsigned char *, size_t, int, size_t, size_t, uint64_t, bool, unsigned char *);
 };
 template <DataType T>
 constexpr StepTable stepsOf() {
-  return {Steps<T>::keys, Steps<T>::limbs, Steps<T>::keysMax, Steps<T>::round, Steps<T>::sumGathered};
+  return {Steps<T>::keys, Steps<T>::limbs, Steps<T>::keysMax, Steps<T>::round};
 }
 StepTable stepTable(DataType t) {
   switch (t) {
@@ -224,6 +129,25 @@ StepTable stepTable(DataType t) {
     case DataType::Float32: return stepsOf<DataType::Float32>();
     default: return stepsOf<DataType::Float64>();
   }
+}
+
+// The exact sums of `len` elements from every rank's contributions to
+// them (vector r's at gathered + (r * stride + first) elements), into
+// `out`, a step at a time over whole vectors so that the steps run in
+// vector registers: the keys' maximum, each rank's limbs added into the
+// sums as they are made (as int64, wrapping: the same bits in any order),
+// the rounding.
+void sumContributions(const StepTable &steps, const ExactFormat &f, const unsigned char *gathered, size_t stride,
+                      size_t first, size_t len, int nranks, uint64_t divisor, unsigned char *out) {
+  ExactScratch &s = t_scratch;
+  const size_t bytes = size_t(f.bytes);
+  const auto vectorOf = [&](int r) { return gathered + (size_t(r) * stride + first) * bytes; };
+  s.keys.resize(len);
+  steps.keys(vectorOf(0), len, s.keys.data());
+  for (int r = 1; r < nranks; ++r) steps.keysMax(vectorOf(r), len, s.keys.data());
+  s.sums.resize(len * size_t(f.limbs));
+  for (int r = 0; r < nranks; ++r) steps.limbs(vectorOf(r), len, s.keys.data(), s.sums.data(), r > 0);
+  steps.round(s.sums.data(), s.keys.data(), len, divisor, out);
 }
 
 // Small calls: every rank's values to every rank, each sums what it returns.
@@ -236,31 +160,11 @@ Status gatherAndSum(HostChannel &ch, const CollRequest &req, const PlanShape &sh
                       s.values.data(), 0);
   if (st != Status::Ok) return st;
   auto *out = static_cast<unsigned char *>(req.recvbuf);
-  const bool ieee = ieeeArithmetic();
-  if (req.coll == Coll::Allreduce) steps.sumGathered(s.values.data(), total, ch.nranks, 0, total, divisor, ieee, out);
-  else if (req.coll == Coll::Reduce && ch.rank == req.root)
-    steps.sumGathered(s.values.data(), total, ch.nranks, 0, total, divisor, ieee, out);
+  if (req.coll == Coll::Allreduce || (req.coll == Coll::Reduce && ch.rank == req.root))
+    sumContributions(steps, f, s.values.data(), total, 0, total, ch.nranks, divisor, out);
   else if (req.coll == Coll::ReduceScatter)
-    steps.sumGathered(s.values.data(), total, ch.nranks, req.count * size_t(ch.rank), req.count, divisor, ieee, out);
+    sumContributions(steps, f, s.values.data(), total, req.count * size_t(ch.rank), req.count, ch.nranks, divisor, out);
   return Status::Ok;
-}
-
-// The exact sums of `len` elements from every rank's contributions to
-// them (`gathered`: nranks vectors of len), into `out`, a step at a time
-// over whole vectors so that the steps run in vector registers: the keys'
-// maximum, each rank's limbs added into the sums as they are made (as
-// int64, wrapping: the same bits in any order), the rounding.
-void sumContributions(const StepTable &steps, const ExactFormat &f, const unsigned char *gathered, size_t len,
-                      int nranks, uint64_t divisor, unsigned char *out) {
-  ExactScratch &s = t_scratch;
-  const size_t bytes = size_t(f.bytes);
-  s.keys.resize(len);
-  steps.keys(gathered, len, s.keys.data());
-  for (int r = 1; r < nranks; ++r) steps.keysMax(gathered + size_t(r) * len * bytes, len, s.keys.data());
-  s.sums.resize(len * size_t(f.limbs));
-  for (int r = 0; r < nranks; ++r)
-    steps.limbs(gathered + size_t(r) * len * bytes, len, s.keys.data(), s.sums.data(), r > 0);
-  steps.round(s.sums.data(), s.keys.data(), len, divisor, out);
 }
 
 // One chunk of a large call: elements [first, first + n) of every block of
@@ -319,11 +223,11 @@ Status exactChunk(HostChannel &ch, const CollRequest &req, const PlanShape &shap
   st = runPass(ch, shape, Coll::Alltoall, DataType::Bytes, bytes, RedOp::Sum, block, send, s.results.data(), 0);
   if (st != Status::Ok) return st;
   if (coll == Coll::ReduceScatter) {
-    sumContributions(steps, f, s.results.data(), block, ch.nranks, divisor, out);
+    sumContributions(steps, f, s.results.data(), block, 0, block, ch.nranks, divisor, out);
     return Status::Ok;
   }
   s.mine.resize(block * bytes);
-  sumContributions(steps, f, s.results.data(), block, ch.nranks, divisor, s.mine.data());
+  sumContributions(steps, f, s.results.data(), block, 0, block, ch.nranks, divisor, s.mine.data());
   const bool whole = padded == n;
   st = runPass(ch, shape, Coll::Allgather, DataType::Bytes, bytes, RedOp::Sum, block, s.mine.data(),
                whole ? out : s.results.data(), 0);
@@ -348,7 +252,9 @@ Status hostExecuteExact(HostChannel &ch, const CollRequest &req, const PlanShape
   const size_t total = coll == Coll::ReduceScatter ? req.count * nranks : req.count;
   const uint64_t divisor = req.op == RedOp::Avg ? uint64_t(ch.nranks) : 1;
   Status st = Status::Ok;
-  if (total * size_t(f.bytes) * nranks <= kExactGatherBytes) {
+  const size_t vectorBytes = total * size_t(f.bytes);
+  const size_t gatherLimit = shape.nnodes > 1 ? kExactGatherBytesNodes : kExactGatherBytesOneNode;
+  if (vectorBytes <= gatherLimit && vectorBytes * nranks <= kExactGatherTotalBytes) {
     st = gatherAndSum(ch, req, shape, steps, total, divisor);
   } else {
     // A reduce-scatter's chunk takes its elements from every rank's block.

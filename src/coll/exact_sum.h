@@ -5,10 +5,10 @@
 // Why a sum of floats depends on order: each addition rounds, and where it
 // rounds depends on what was added before.  Integer addition does not round
 // and is associative and commutative, also when it wraps modulo 2^64.  So
-// each element is summed in three passes:
+// each element is summed in three steps:
 //
-//   1. The ranks agree on the element's largest exponent E (an allreduce
-//      MAX of a 16-bit key per element, exactKey: the biased exponent, with
+//   1. The element's largest exponent E is found (the maximum of a 16-bit
+//      key per contribution, exactKey: the biased exponent, with
 //      infinities and NaN at the top and one bit saying whether the element
 //      saw anything but -0).
 //   2. Each rank turns its contribution into a fixed-point integer whose unit
@@ -38,8 +38,11 @@
 // Infinities and NaN: a NaN or both infinities give the quiet NaN
 // (0x7ff8... and alike: one bit pattern, whatever the inputs' payloads),
 // else the infinity; the sum of -0 alone is -0, an exact zero otherwise +0.
-// Cost in bytes per element moved: 2 (keys) + 8 * limbs, against the
-// element's own size: double 26/8, float 18/4, half and bfloat16 10/2.
+// Where the steps run (coll/exact_executor.cc): for allreduce and
+// reduce-scatter, on the rank that owns the element's block, from the
+// contributions themselves (an alltoall of the values: the default's
+// bytes); for reduce, the keys by an allreduce MAX and the limbs by a
+// reduce to the root (2 + 8 * limbs bytes an element).
 #pragma once
 
 #include <cstdint>
@@ -88,7 +91,7 @@ CHORUS_HOST_DEVICE inline void exactStoreBits(void *p, int bytes, uint64_t bits)
   }
 }
 
-// Pass 1: the key whose maximum over the ranks the element's limbs are
+// Step 1: the key whose maximum over the ranks the element's limbs are
 // aligned to.  2 * (biased exponent, at least 1) + (anything but -0); the
 // all-ones exponent (infinity, NaN) is the largest key.
 CHORUS_HOST_DEVICE CHORUS_INLINE uint16_t exactKey(uint64_t bits, const ExactFormat &f) {
@@ -109,7 +112,7 @@ CHORUS_HOST_DEVICE CHORUS_INLINE uint64_t exactShiftRight(uint64_t x, int64_t co
   return count >= 0 && count < 64 ? x >> count : 0;
 }
 
-// Pass 2: the contribution `bits` as `f.limbs` signed limbs, aligned to the
+// Step 2: the contribution `bits` as `f.limbs` signed limbs, aligned to the
 // element's agreed key.  Written without branches on the data (selects and
 // 64-bit arithmetic only), so that a loop of it can run in vector registers.
 CHORUS_HOST_DEVICE CHORUS_INLINE void exactLimbs(uint64_t bits, uint64_t key, const ExactFormat &f, int64_t *limbs) {
@@ -250,7 +253,7 @@ CHORUS_HOST_DEVICE CHORUS_INLINE uint64_t exactRoundNormalized(uint64_t mant, bo
   return sign | (uint64_t(biased) << f.mantissaBits) | (q & ((uint64_t(1) << f.mantissaBits) - 1));
 }
 
-// Pass 3 for a plain sum (no divisor): the limb sums' total as at most 192
+// Step 3 for a plain sum (no divisor): the limb sums' total as at most 192
 // bits, its top 64 bits found from the highest non-zero word.  The same
 // bits as exactRound's general path, without its 320-bit loops.
 CHORUS_HOST_DEVICE CHORUS_INLINE uint64_t exactRoundSum(const int64_t *sums, int unit, uint16_t key, uint64_t signBit,
@@ -283,7 +286,7 @@ CHORUS_HOST_DEVICE CHORUS_INLINE uint64_t exactRoundSum(const int64_t *sums, int
   return exactRoundNormalized(mant, sticky, h + unit, sign, f);
 }
 
-// Pass 3: the element's result bits from its limb sums and agreed key,
+// Step 3: the element's result bits from its limb sums and agreed key,
 // divided by `divisor` (1, or the rank count for MPIX_GPU_AVG), rounded once.
 CHORUS_HOST_DEVICE CHORUS_INLINE uint64_t exactRound(const int64_t *sums, uint16_t key, uint64_t divisor,
                                               const ExactFormat &f) {

@@ -394,8 +394,15 @@ void runAll(MPI_Comm comm, uint64_t seed) {
           "average");
     verify(Kind::Double, a, out.data(), 0, count, "average x " + std::to_string(count), false);
   }
-  // The small calls' reduce and reduce-scatter.
-  const size_t few = 3 * size_t(size) * 20;
+  // The small calls (one allgather and a local sum: at most 512 bytes a
+  // rank on one node, 32 KiB across nodes): allreduce, reduce and
+  // reduce-scatter of 12 doubles a rank's block.
+  const size_t few = size_t(size) * 12;
+  std::fill(out.begin(), out.end(), 0);
+  check(onBuffers(c.input.data(), c.input.size(), out.data(), out.size(),
+                  [&](const void *i, void *o) { return MPIX_Allreduce_gpu(i, o, MPI_Count(few), MPI_DOUBLE, MPI_SUM, comm); }),
+        "small allreduce");
+  verify(Kind::Double, c, out.data(), 0, few, "small allreduce", false);
   std::fill(out.begin(), out.end(), 0);
   check(onBuffers(c.input.data(), c.input.size(), out.data(), out.size(),
                   [&](const void *i, void *o) { return MPIX_Reduce_gpu(i, o, MPI_Count(few), MPI_DOUBLE, MPI_SUM, 0, comm); }),
