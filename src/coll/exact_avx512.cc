@@ -37,6 +37,14 @@ namespace {
 
 #define CHORUS_AVX512_TARGET __attribute__((target("avx512f,avx512cd,avx512vl,avx512bw,avx512dq")))
 
+// Eight elements of `Bytes` bytes each, one a 64-bit lane.
+template <int Bytes>
+CHORUS_AVX512_TARGET inline __m512i loadBits(const unsigned char *p) {
+  if constexpr (Bytes == 8) return _mm512_loadu_si512(p);
+  else if constexpr (Bytes == 4) return _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(p)));
+  else return _mm512_cvtepu16_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p)));
+}
+
 // exactKey of eight elements at a time; with Max, the larger of it and
 // what `out` holds.
 template <DataType T, bool Max>
@@ -46,14 +54,7 @@ CHORUS_AVX512_TARGET void keysAvx512(const unsigned char *in, size_t n, uint16_t
   const __m512i one = _mm512_set1_epi64(1);
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    __m512i bits;
-    if constexpr (f.bytes == 8) {
-      bits = _mm512_loadu_si512(in + i * 8);
-    } else if constexpr (f.bytes == 4) {
-      bits = _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(in + i * 4)));
-    } else {
-      bits = _mm512_cvtepu16_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i *>(in + i * 2)));
-    }
+    const __m512i bits = loadBits<f.bytes>(in + i * f.bytes);
     const __m512i exponent =
         _mm512_and_si512(_mm512_srli_epi64(bits, f.mantissaBits), _mm512_set1_epi64((int64_t(1) << f.exponentBits) - 1));
     const __mmask8 magnitudeZero =
@@ -111,14 +112,7 @@ CHORUS_AVX512_TARGET void limbsAvx512(const unsigned char *in, size_t n, const u
   const __m512i digitMask = _mm512_set1_epi64((int64_t(1) << kExactLimbBits) - 1);
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    __m512i bits;
-    if constexpr (f.bytes == 8) {
-      bits = _mm512_loadu_si512(in + i * 8);
-    } else if constexpr (f.bytes == 4) {
-      bits = _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(in + i * 4)));
-    } else {
-      bits = _mm512_cvtepu16_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i *>(in + i * 2)));
-    }
+    const __m512i bits = loadBits<f.bytes>(in + i * f.bytes);
     const __m512i top = _mm512_srli_epi64(
         _mm512_cvtepu16_epi64(_mm_loadu_si128(reinterpret_cast<const __m128i *>(keys + i))), 1);
     const __m512i exponent = _mm512_and_si512(_mm512_srli_epi64(bits, f.mantissaBits), expMaskV);
