@@ -619,7 +619,8 @@ int MPIX_Comm_gpu_init(MPI_Comm comm, MPI_Info info) {
                          value);
     }
   }
-  Status s = contextInit(comm);
+  Context *ctx = nullptr;
+  Status s = contextGet(comm, &ctx);
   if (s != Status::Ok) return failSetup(call, s, false);
   // Every rank must pass the same hint: compared, so that no rank sums
   // exactly against a peer that does not (the passes would not match).
@@ -629,8 +630,7 @@ int MPIX_Comm_gpu_init(MPI_Comm comm, MPI_Info info) {
   if (agreed[0] != -agreed[1])
     return call.fail(ErrorClass::Argument, "info: chorus_reproducible differs between the ranks of comm (this rank: %s)",
                      exact < 0 ? "not given" : exact ? "exact" : "default");
-  Context *ctx = nullptr;
-  if (exact >= 0 && contextGet(comm, &ctx) == Status::Ok) {
+  if (exact >= 0) {
     waitForQueued(*ctx);  // the queued nonblocking calls were made before the hint
     ctx->exactSums = exact == 1;
   }

@@ -111,8 +111,9 @@ bool ApiCall::checkReduction(MPI_Datatype dt, MPI_Op op, TypeMapping *type, RedO
   if (const char *why = exactRefusal(type->type, *redop);
       why && (ctx_ ? ctx_->exactSums : !strcmp(paramString(ParamId::Reproducible), "exact"))) {
     if (quietRefusal()) return false;
-    fail(ErrorClass::Unsupported, "op = %s on datatype = %s in the exact mode (CHORUS_REPRODUCIBLE=exact or the chorus_reproducible hint): %s", opLabel(op).c_str(),
-         datatypeLabel(dt).c_str(), why);
+    fail(ErrorClass::Unsupported,
+         "op = %s on datatype = %s in the exact mode (CHORUS_REPRODUCIBLE=exact or the chorus_reproducible hint): %s",
+         opLabel(op).c_str(), datatypeLabel(dt).c_str(), why);
     return false;
   }
   // MPI allows the bitwise ops on MPI_BYTE: treat it as uint8 for them.

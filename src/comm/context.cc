@@ -607,11 +607,6 @@ Context *contextFind(MPI_Comm comm) {
   return static_cast<Context *>(value);
 }
 
-Status contextInit(MPI_Comm comm) {
-  Context *ctx = nullptr;
-  return contextGet(comm, &ctx);
-}
-
 Status contextFree(MPI_Comm comm) {
   CHORUS_CHECK(libraryInit());
   void *value = nullptr;

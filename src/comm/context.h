@@ -97,8 +97,6 @@ inline Context *contextCached(MPI_Comm comm) {
   if (c.epoch == contextEpoch() && c.comm == comm) return c.ctx;
   return nullptr;
 }
-// Collective: create the context now; no-op when it exists.
-Status contextInit(MPI_Comm comm);
 // Release the context of `comm`, if any (local, not collective).
 Status contextFree(MPI_Comm comm);
 

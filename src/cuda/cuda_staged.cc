@@ -81,7 +81,8 @@ Status cudaExecuteStaged(const PeerLinks &links, HostChannel &channel, CudaAttac
   if (capture != cudaStreamCaptureStatusNone) {
     snprintf(errText, errLen, "%s %s on a stream under graph capture: device buffers are staged through "
              "host memory by the calling thread, which a graph cannot replay; call it outside the capture",
-             collName(req.coll), exactShape ? "in the exact mode (CHORUS_REPRODUCIBLE=exact)" : "across nodes");
+             collName(req.coll),
+             exactShape ? "in the exact mode (CHORUS_REPRODUCIBLE=exact or the chorus_reproducible hint)" : "across nodes");
     return Status::Unsupported;
   }
   // A type with gaps leaves the receive buffer's gap bytes alone: stage them

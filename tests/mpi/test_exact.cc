@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -296,17 +297,24 @@ void check(int rc, const std::string &what) {
 template <typename Call>
 int onBuffers(const void *in, size_t inBytes, void *out, size_t outBytes, Call call) {
 #ifdef EXACT_ON_DEVICE
+  // The test's own CUDA calls: one that fails ends the job (the other
+  // ranks would wait in the collective this rank could not call).
+  const auto cuda = [](cudaError_t e, const char *what) {
+    if (e == cudaSuccess) return;
+    fprintf(stderr, "FAIL: %s: %s\n", what, cudaGetErrorString(e));
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  };
   void *din = nullptr, *dout = nullptr;
   if (in != MPI_IN_PLACE) {
-    cudaMalloc(&din, inBytes ? inBytes : 1);
-    cudaMemcpy(din, in, inBytes, cudaMemcpyHostToDevice);
+    cuda(cudaMalloc(&din, inBytes ? inBytes : 1), "cudaMalloc of the send buffer");
+    cuda(cudaMemcpy(din, in, inBytes, cudaMemcpyHostToDevice), "cudaMemcpy of the input to the device");
   }
-  cudaMalloc(&dout, outBytes ? outBytes : 1);
-  cudaMemcpy(dout, out, outBytes, cudaMemcpyHostToDevice);
+  cuda(cudaMalloc(&dout, outBytes ? outBytes : 1), "cudaMalloc of the receive buffer");
+  cuda(cudaMemcpy(dout, out, outBytes, cudaMemcpyHostToDevice), "cudaMemcpy of the receive buffer to the device");
   const int rc = call(in == MPI_IN_PLACE ? MPI_IN_PLACE : static_cast<const void *>(din), dout);
-  cudaMemcpy(out, dout, outBytes, cudaMemcpyDeviceToHost);
-  if (din) cudaFree(din);
-  cudaFree(dout);
+  cuda(cudaMemcpy(out, dout, outBytes, cudaMemcpyDeviceToHost), "cudaMemcpy of the result from the device");
+  if (din) cuda(cudaFree(din), "cudaFree");
+  cuda(cudaFree(dout), "cudaFree");
   return rc;
 #else
   (void)inBytes;
