@@ -75,6 +75,7 @@ struct ExactScratch {
   std::vector<uint16_t> keys;
   std::vector<int64_t> limbs, sums;
   std::vector<unsigned char> values, results, mine;
+  std::vector<const unsigned char *> vectors;
 };
 thread_local ExactScratch t_scratch;
 
@@ -113,6 +114,7 @@ struct Steps {
 };
 
 struct StepTable {
+  DataType type;
   void (*keys)(const unsigned char *, size_t, uint16_t *);
   void (*limbs)(const unsigned char *, size_t, const uint16_t *, int64_t *, bool);
   void (*keysMax)(const unsigned char *, size_t, uint16_t *);
@@ -120,7 +122,7 @@ struct StepTable {
 };
 template <DataType T>
 constexpr StepTable stepsOf() {
-  return {Steps<T>::keys, Steps<T>::limbs, Steps<T>::keysMax, Steps<T>::round};
+  return {T, Steps<T>::keys, Steps<T>::limbs, Steps<T>::keysMax, Steps<T>::round};
 }
 StepTable stepTable(DataType t) {
   switch (t) {
@@ -136,12 +138,17 @@ StepTable stepTable(DataType t) {
 // `out`, a step at a time over whole vectors so that the steps run in
 // vector registers: the keys' maximum, each rank's limbs added into the
 // sums as they are made (as int64, wrapping: the same bits in any order),
-// the rounding.
+// the rounding; where the CPU allows, all three fused per element.
 void sumContributions(const StepTable &steps, const ExactFormat &f, const unsigned char *gathered, size_t stride,
                       size_t first, size_t len, int nranks, uint64_t divisor, unsigned char *out) {
   ExactScratch &s = t_scratch;
   const size_t bytes = size_t(f.bytes);
   const auto vectorOf = [&](int r) { return gathered + (size_t(r) * stride + first) * bytes; };
+  if (divisor <= 1) {
+    s.vectors.resize(size_t(nranks));
+    for (int r = 0; r < nranks; ++r) s.vectors[size_t(r)] = vectorOf(r);
+    if (exactSumVector(steps.type, s.vectors.data(), nranks, len, out)) return;
+  }
   s.keys.resize(len);
   steps.keys(vectorOf(0), len, s.keys.data());
   for (int r = 1; r < nranks; ++r) steps.keysMax(vectorOf(r), len, s.keys.data());

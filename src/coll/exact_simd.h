@@ -32,4 +32,9 @@ inline bool exactLimbsVector(DataType type, const unsigned char *in, size_t n, c
 // n elements of `type` at `out`; plain sums only (divisor 1).
 bool exactRoundVector(DataType type, const int64_t *sums, const uint16_t *keys, size_t n, unsigned char *out);
 
+// The exact sum of each of n elements of `type` from nranks contributions
+// (element i's from vectors[r] + i elements), rounded into `out`: the three
+// steps fused, nothing between them in memory.  Plain sums only.
+bool exactSumVector(DataType type, const unsigned char *const *vectors, int nranks, size_t n, unsigned char *out);
+
 }  // namespace chorus

@@ -274,9 +274,20 @@ void compareVectorSteps() {
       BOOST_TEST_MESSAGE(dataTypeName(T) << " element " << i << ": rounded in vector registers 0x" << std::hex
                          << exactLoadBits(&got[i * f.bytes], f.bytes) << ", scalar 0x"
                          << exactLoadBits(&want[i * f.bytes], f.bytes));
+  // The three steps fused (every rank's contributions at once).
+  std::vector<const unsigned char *> vectors;
+  for (int r = 0; r < ranks; ++r) vectors.push_back(&values[r * n * size_t(f.bytes)]);
+  std::fill(got.begin(), got.end(), 0);
+  const bool haveSum = exactSumVector(T, vectors.data(), ranks, n, got.data());
+  for (size_t i = 0; haveSum && i < n; ++i)
+    if (exactLoadBits(&got[i * f.bytes], f.bytes) != exactLoadBits(&want[i * f.bytes], f.bytes) && differ++ == 0)
+      BOOST_TEST_MESSAGE(dataTypeName(T) << " element " << i << ": summed in vector registers 0x" << std::hex
+                         << exactLoadBits(&got[i * f.bytes], f.bytes) << ", scalar 0x"
+                         << exactLoadBits(&want[i * f.bytes], f.bytes));
   BOOST_TEST(differ == 0u, dataTypeName(T) << ": " << differ << " limbs or results of the vector steps differ");
   BOOST_TEST_MESSAGE(dataTypeName(T) << ": compared " << (haveKeys ? "AVX-512 keys, " : "") << (have512 ? "AVX-512 limbs, " : "") << (have2 ? "AVX2 limbs, " : "")
-                     << (haveRound ? "AVX-512 rounding" : "no vector rounding") << " with the scalar steps");
+                     << (haveRound ? "AVX-512 rounding, " : "no vector rounding, ")
+                     << (haveSum ? "AVX-512 fused sum" : "no fused sum") << " with the scalar steps");
 }
 
 BOOST_AUTO_TEST_CASE(vector_steps_give_the_scalar_bits) {
