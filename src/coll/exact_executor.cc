@@ -179,40 +179,27 @@ Status gatherAndSum(HostChannel &ch, const CollRequest &req, const PlanShape &sh
 // ranks' blocks of `stride` elements for reduce-scatter), their results to
 // the same elements of `out` (reduce-scatter: of this rank's block).
 //
-// Allreduce and reduce-scatter: the values themselves go to the rank that
-// sums them (an alltoall: each rank's piece of each rank's block), which
-// finds each element's largest exponent, aligns and sums every
-// contribution and rounds; an allreduce then gathers the blocks' results.
-// The bytes are the default allreduce's (values, then results, each
-// (n - 1) / n of the vector), where limbs reduce-scattered would be three
-// times the values' for double plus a pass for the keys.
-// Reduce: the keys agreed by an allreduce, then the limbs reduced to the
-// root (an alltoall to one rank would bring it every rank's whole vector).
+// The values themselves go to the rank that sums them (an alltoall: each
+// rank's piece of each rank's block), which finds each element's largest
+// exponent, aligns and sums every contribution and rounds; an allreduce or
+// reduce then gathers the blocks' results.  The bytes are the default
+// allreduce's (values, then results, each (n - 1) / n of the vector),
+// where limbs reduce-scattered would be three times the values' for double
+// plus a pass for the keys; a reduce moves about twice the default
+// reduce's, its owners' sums in parallel instead of all at the root.
 Status exactChunk(HostChannel &ch, const CollRequest &req, const PlanShape &shape, const StepTable &steps,
                   size_t first, size_t n, size_t stride, uint64_t divisor) {
   const ExactFormat f = exactFormatOf(req.type);
   const Coll coll = req.coll;
-  const size_t nranks = size_t(ch.nranks), bytes = size_t(f.bytes), limbs = size_t(f.limbs);
+  const size_t nranks = size_t(ch.nranks), bytes = size_t(f.bytes);
   const auto *in = static_cast<const unsigned char *>(req.sendbuf);
-  auto *out = static_cast<unsigned char *>(req.recvbuf) + first * bytes;
+  // (A reduce's non-root may pass no recvbuf.)
+  auto *out = req.recvbuf ? static_cast<unsigned char *>(req.recvbuf) + first * bytes : nullptr;
   ExactScratch &s = t_scratch;
   Status st;
-  if (coll == Coll::Reduce) {
-    s.keys.resize(n);
-    steps.keys(in + first * bytes, n, s.keys.data());
-    st = runPass(ch, shape, Coll::Allreduce, DataType::Uint16, sizeof(uint16_t), RedOp::Max, n, s.keys.data(),
-                 s.keys.data(), 0);
-    if (st != Status::Ok) return st;
-    s.limbs.resize(n * limbs);
-    steps.limbs(in + first * bytes, n, s.keys.data(), s.limbs.data(), false);
-    st = runPass(ch, shape, Coll::Reduce, DataType::Int64, 8, RedOp::Sum, n * limbs, s.limbs.data(), s.limbs.data(),
-                 req.root);
-    if (st == Status::Ok && ch.rank == req.root) steps.round(s.limbs.data(), s.keys.data(), n, divisor, out);
-    return st;
-  }
   // Each rank's piece: reduce-scatter's n elements of each block (packed
   // here), or an allreduce's chunk in equal blocks (the last padded).
-  const size_t block = coll == Coll::Allreduce ? (n + nranks - 1) / nranks : n;
+  const size_t block = coll == Coll::ReduceScatter ? n : (n + nranks - 1) / nranks;
   const size_t padded = block * nranks;
   const unsigned char *send = in + first * bytes;
   if (coll == Coll::ReduceScatter) {
@@ -235,10 +222,13 @@ Status exactChunk(HostChannel &ch, const CollRequest &req, const PlanShape &shap
   }
   s.mine.resize(block * bytes);
   sumContributions(steps, f, s.results.data(), block, 0, block, ch.nranks, divisor, s.mine.data());
-  const bool whole = padded == n;
+  // The blocks' results to every rank (a reduce's non-roots drop them:
+  // their recvbuf is not theirs to write).
+  const bool mine = coll == Coll::Allreduce || ch.rank == req.root;
+  const bool direct = mine && padded == n;
   st = runPass(ch, shape, Coll::Allgather, DataType::Bytes, bytes, RedOp::Sum, block, s.mine.data(),
-               whole ? out : s.results.data(), 0);
-  if (st == Status::Ok && !whole) memcpy(out, s.results.data(), n * bytes);
+               direct ? out : s.results.data(), 0);
+  if (st == Status::Ok && mine && !direct) memcpy(out, s.results.data(), n * bytes);
   return st;
 }
 

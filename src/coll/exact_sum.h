@@ -38,11 +38,10 @@
 // Infinities and NaN: a NaN or both infinities give the quiet NaN
 // (0x7ff8... and alike: one bit pattern, whatever the inputs' payloads),
 // else the infinity; the sum of -0 alone is -0, an exact zero otherwise +0.
-// Where the steps run (coll/exact_executor.cc): for allreduce and
-// reduce-scatter, on the rank that owns the element's block, from the
-// contributions themselves (an alltoall of the values: the default's
-// bytes); for reduce, the keys by an allreduce MAX and the limbs by a
-// reduce to the root (2 + 8 * limbs bytes an element).
+// Where the steps run (coll/exact_executor.cc): on the rank that owns the
+// element's block, from the contributions themselves (an alltoall of the
+// values, then an allgather of the results: the default allreduce's
+// bytes), all three in registers (coll/exact_avx512.cc).
 #pragma once
 
 #include <cstdint>
