@@ -291,6 +291,33 @@ void check(int rc, const std::string &what) {
   if (rc != MPI_SUCCESS) fail(what + ": " + errorText(rc));
 }
 
+// The stream of the enqueued calls: a stream of the test's own on the
+// device; none for host buffers (which complete before the call returns).
+MPIX_Gpu_stream testStream() {
+#ifdef EXACT_ON_DEVICE
+  static cudaStream_t stream = [] {
+    cudaStream_t created = nullptr;
+    if (cudaStreamCreate(&created) != cudaSuccess) {
+      fprintf(stderr, "FAIL: cudaStreamCreate\n");
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    return created;
+  }();
+  return stream;
+#else
+  return nullptr;
+#endif
+}
+
+void waitTestStream() {
+#ifdef EXACT_ON_DEVICE
+  if (cudaStreamSynchronize(testStream()) != cudaSuccess) {
+    fprintf(stderr, "FAIL: cudaStreamSynchronize\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+#endif
+}
+
 // Run `call(in, out)` on this program's buffers: host memory, or (built
 // with EXACT_ON_DEVICE, tests/gpu) copies of them in device memory, the
 // result copied back.  `in` may be MPI_IN_PLACE.
@@ -381,6 +408,16 @@ void runAll(MPI_Comm comm, uint64_t seed) {
                     }),
           "nonblocking allreduce x " + std::to_string(n));
     verify(Kind::Double, c, out.data(), 0, n, "nonblocking allreduce x " + std::to_string(n));
+    // Stream-ordered.
+    check(onBuffers(c.input.data(), c.input.size(), out.data(), out.size(),
+                    [&](const void *i, void *o) {
+                      const int rc = MPIX_Allreduce_gpu_enqueue(i, o, MPI_Count(n), MPI_DOUBLE, MPI_SUM, comm,
+                                                                testStream());
+                      waitTestStream();
+                      return rc;
+                    }),
+          "enqueued allreduce x " + std::to_string(n));
+    verify(Kind::Double, c, out.data(), 0, n, "enqueued allreduce x " + std::to_string(n));
     // Complex: per part.
     check(onBuffers(c.input.data(), c.input.size(), out.data(), out.size(),
                     [&](const void *i, void *o) {
