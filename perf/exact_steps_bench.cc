@@ -1,9 +1,11 @@
 // The exact mode's per-element steps (src/coll/exact_sum.h) on one core:
 // ns per element for the exponent key, the limbs and the rounding, on 1M
 // doubles of mixed signs and exponents, each step timed over a second pass
-// (pages already faulted in); the limbs both scalar and in vector registers
-// (exact_limbs_avx2.cc, where the CPU has AVX2), which must agree.  Not a test: `make -C perf exact_steps_bench
-// && perf/exact_steps_bench` (perf/RESULTS.md, "Exact sums").  Checks that
+// (pages already faulted in); the limbs both scalar and in vector registers,
+// and the sum of two contributions by the scalar steps and fused in vector
+// registers (coll/exact_avx512.cc), which must agree.  Not a test:
+// `make -C perf exact_steps_bench && perf/exact_steps_bench` (perf/
+// RESULTS.md, "Exact sums").  Checks that
 // rounding the limbs of one value gives the value back.
 #include <algorithm>
 #include <chrono>
@@ -56,33 +58,42 @@ int main() {
   size_t differ = 0;
   if (vector)
     for (size_t i = 0; i < limbs.size(); ++i) differ += limbs[i] != vectorLimbs[i];
-  // The rounding of sums that round (three times each value: 55 bits), by
-  // the scalar step and in vector registers.
-  for (auto &l : limbs) l *= 3;
-  std::vector<uint64_t> vectorOut(n);
-  double roundBest[2] = {1e30, 1e30};
-  bool vectorRound = false;
+  // Two contributions per element (each value and its neighbour's), their
+  // sums rounded: the scalar steps one element at a time, and the fused
+  // sum in vector registers (what an owner runs in a collective).
+  std::vector<uint64_t> other(n), vectorOut(n);
+  for (size_t i = 0; i < n; ++i) other[i] = bits[(i + 1) % n];
+  const unsigned char *vectors[2] = {reinterpret_cast<const unsigned char *>(bits.data()),
+                                     reinterpret_cast<const unsigned char *>(other.data())};
+  double sumBest[2] = {1e30, 1e30};
+  bool fused = false;
   for (int pass = 0; pass < 6; ++pass) {
     const auto t0 = std::chrono::steady_clock::now();
-    for (size_t i = 0; i < n; ++i) out[i] = exactRound(&limbs[i * size_t(f.limbs)], keys[i], 1, f);
+    for (size_t i = 0; i < n; ++i) {
+      const uint16_t a = exactKey(bits[i], f), b = exactKey(other[i], f), key = a > b ? a : b;
+      int64_t sums[kExactMaxLimbs] = {};
+      exactLimbsInto<true>(bits[i], key, f, sums);
+      exactLimbsInto<true>(other[i], key, f, sums);
+      out[i] = exactRound(sums, key, 1, f);
+    }
     const auto t1 = std::chrono::steady_clock::now();
-    vectorRound = exactRoundVector(DataType::Float64, limbs.data(), keys.data(), n,
-                                   reinterpret_cast<unsigned char *>(vectorOut.data()));
+    fused = exactSumVector(DataType::Float64, vectors, 2, n, reinterpret_cast<unsigned char *>(vectorOut.data()));
     const auto t2 = std::chrono::steady_clock::now();
     const auto ns = [n](auto a, auto b) { return std::chrono::duration<double, std::nano>(b - a).count() / double(n); };
     if (pass > 0) {
-      roundBest[0] = std::min(roundBest[0], ns(t0, t1));
-      roundBest[1] = std::min(roundBest[1], ns(t1, t2));
+      sumBest[0] = std::min(sumBest[0], ns(t0, t1));
+      sumBest[1] = std::min(sumBest[1], ns(t1, t2));
     }
   }
-  if (vectorRound)
+  if (fused)
     for (size_t i = 0; i < n; ++i) differ += out[i] != vectorOut[i];
-  printf("double, 1M elements, best of 2 passes, ns per element:\n  key %.2f\n  limbs %.2f scalar, ", best[0],
-         best[1]);
+  printf("double, 1M elements, best of the later passes, ns per element:\n  key %.2f\n  limbs %.2f scalar, ",
+         best[0], best[1]);
   if (vector) printf("%.2f vector\n", best[3]);
   else printf("no vector form on this CPU\n");
-  printf("  rounding %.2f scalar (exact values), %.2f scalar (sums that round), ", best[2], roundBest[0]);
-  if (vectorRound) printf("%.2f vector (AVX-512)\n", roundBest[1]);
+  printf("  rounding %.2f scalar (exact values)\n  sum of 2 contributions (keys, limbs, rounding) %.2f scalar, ", best[2],
+         sumBest[0]);
+  if (fused) printf("%.2f fused in AVX-512 registers\n", sumBest[1]);
   else printf("no vector form on this CPU\n");
   printf("%zu values not given back, %zu vector results differ from the scalar ones\n", wrong, differ);
   return wrong || differ ? 1 : 0;

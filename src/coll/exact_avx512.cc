@@ -95,29 +95,6 @@ CHORUS_AVX512_INLINE void carryDigits(const __m512i *s, __m512i *d) {
   }
 }
 
-// Eight elements' interleaved limbs (element j's limb k at p[L j + k]) as
-// one vector per limb: L loads and permutes (gathers are slow on AMD).
-template <int L>
-CHORUS_AVX512_INLINE void loadLimbs(const int64_t *p, __m512i *s) {
-  if constexpr (L == 1) {
-    s[0] = _mm512_loadu_si512(p);
-  } else if constexpr (L == 2) {
-    const __m512i a = _mm512_loadu_si512(p), b = _mm512_loadu_si512(p + 8);
-    s[0] = _mm512_permutex2var_epi64(a, _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0), b);
-    s[1] = _mm512_permutex2var_epi64(a, _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1), b);
-  } else {
-    // Positions 16 and up (lanes 6 and 7 of limb 0, 5 to 7 of limbs 1 and
-    // 2) come from the third vector: indices modulo 16.
-    const __m512i a = _mm512_loadu_si512(p), b = _mm512_loadu_si512(p + 8), c = _mm512_loadu_si512(p + 16);
-    const __m512i i0 = _mm512_set_epi64(5, 2, 15, 12, 9, 6, 3, 0);
-    const __m512i i1 = _mm512_set_epi64(6, 3, 0, 13, 10, 7, 4, 1);
-    const __m512i i2 = _mm512_set_epi64(7, 4, 1, 14, 11, 8, 5, 2);
-    s[0] = _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(a, i0, b), 0xc0, i0, c);
-    s[1] = _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(a, i1, b), 0xe0, i1, c);
-    s[2] = _mm512_mask_permutexvar_epi64(_mm512_permutex2var_epi64(a, i2, b), 0xe0, i2, c);
-  }
-}
-
 // The three steps on eight elements of type T in 64-bit lanes: the same
 // arithmetic as exactKey, exactLimbs and exactRound (the header says how the
 // rounding's lanes differ in form).
@@ -288,24 +265,6 @@ CHORUS_AVX512_TARGET void limbsAvx512(const unsigned char *in, size_t n, const u
   for (; i < n; ++i) exactLimbsInto<Accumulate>(exactLoadBits(in + i * f.bytes, f.bytes), keys[i], f, out + i * L);
 }
 
-template <DataType T>
-CHORUS_AVX512_TARGET void roundAvx512(const int64_t *sums, const uint16_t *keys, size_t n, unsigned char *out) {
-  constexpr ExactFormat f = exactFormatOf(T);
-  constexpr int L = f.limbs;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    __m512i s[L];
-    loadLimbs<L>(sums + i * L, s);
-    __mmask8 scalar;
-    Lanes<T>::store(out + i * f.bytes, Lanes<T>::round(s, _mm512_srli_epi64(loadKeys(keys + i), 1), &scalar));
-    for (unsigned lanes = scalar; lanes; lanes &= lanes - 1) {
-      const size_t j = i + size_t(__builtin_ctz(lanes));
-      exactStoreBits(out + j * f.bytes, f.bytes, exactRound(sums + j * L, keys[j], 1, f));
-    }
-  }
-  for (; i < n; ++i) exactStoreBits(out + i * f.bytes, f.bytes, exactRound(sums + i * L, keys[i], 1, f));
-}
-
 // The whole sum of each element in registers: the contributions' keys'
 // maximum, their limbs added, the rounding; nothing between the steps goes
 // to memory (the element's n contributions are read twice, from cache).
@@ -408,22 +367,10 @@ bool exactSumVector(DataType type, const unsigned char *const *vectors, int nran
   }
 }
 
-bool exactRoundVector(DataType type, const int64_t *sums, const uint16_t *keys, size_t n, unsigned char *out) {
-  if (!avx512Usable()) return false;
-  switch (type) {
-    case DataType::Float64: roundAvx512<DataType::Float64>(sums, keys, n, out); return true;
-    case DataType::Float32: roundAvx512<DataType::Float32>(sums, keys, n, out); return true;
-    case DataType::Float16: roundAvx512<DataType::Float16>(sums, keys, n, out); return true;
-    case DataType::BFloat16: roundAvx512<DataType::BFloat16>(sums, keys, n, out); return true;
-    default: return false;
-  }
-}
-
 #else
 
 bool exactKeysVector(DataType, const unsigned char *, size_t, uint16_t *, bool) { return false; }
 bool exactLimbsAvx512(DataType, const unsigned char *, size_t, const uint16_t *, int64_t *, bool) { return false; }
-bool exactRoundVector(DataType, const int64_t *, const uint16_t *, size_t, unsigned char *) { return false; }
 bool exactSumVector(DataType, const unsigned char *const *, int, size_t, unsigned char *) { return false; }
 
 #endif

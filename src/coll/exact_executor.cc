@@ -63,9 +63,9 @@ Status runPass(HostChannel &ch, const PlanShape &shape, Coll coll, DataType type
 
 // Large calls go in chunks of this many elements (of each rank's block for
 // reduce-scatter), each its own passes: each element is summed alone, so a
-// chunk's results are the whole call's.  The chunk bounds the scratch (about
-// 40 bytes an element of double at 2 ranks: 2.5 MiB) and keeps the limbs in
-// cache between the step that writes them and the pass that reads them.
+// chunk's results are the whole call's.  The chunk bounds the scratch (the
+// values sent, received and summed: about 3 MiB of doubles); 16Ki to 128Ki
+// measured alike (perf/RESULTS.md).
 constexpr size_t kExactChunkElements = size_t(64) << 10;
 
 // Scratch kept by each thread (the caller's, or a communicator's progress
@@ -73,7 +73,7 @@ constexpr size_t kExactChunkElements = size_t(64) << 10;
 // pages on every call.
 struct ExactScratch {
   std::vector<uint16_t> keys;
-  std::vector<int64_t> limbs, sums;
+  std::vector<int64_t> sums;
   std::vector<unsigned char> values, results, mine;
   std::vector<const unsigned char *> vectors;
 };
@@ -85,9 +85,14 @@ template <DataType T>
 struct Steps {
   static constexpr ExactFormat f = exactFormatOf(T);
 
-  static void keys(const unsigned char *in, size_t n, uint16_t *out) {
-    if (exactKeysVector(T, in, n, out, false)) return;
-    for (size_t i = 0; i < n; ++i) out[i] = exactKey(exactLoadBits(in + i * f.bytes, f.bytes), f);
+  // Each element's key stored at `out`, or with `max` the larger of it
+  // and what is there.
+  static void keys(const unsigned char *in, size_t n, uint16_t *out, bool max) {
+    if (exactKeysVector(T, in, n, out, max)) return;
+    for (size_t i = 0; i < n; ++i) {
+      const uint16_t k = exactKey(exactLoadBits(in + i * f.bytes, f.bytes), f);
+      out[i] = max && out[i] > k ? out[i] : k;
+    }
   }
   // The limbs stored at `out`, or added to what is there (`accumulate`).
   static void limbs(const unsigned char *in, size_t n, const uint16_t *keys, int64_t *out, bool accumulate) {
@@ -98,16 +103,7 @@ struct Steps {
       else exactLimbs(bits, keys[i], f, out + i * f.limbs);
     }
   }
-  // Each element's key, or the larger of it and what is at `out` (`max`).
-  static void keysMax(const unsigned char *in, size_t n, uint16_t *out) {
-    if (exactKeysVector(T, in, n, out, true)) return;
-    for (size_t i = 0; i < n; ++i) {
-      const uint16_t k = exactKey(exactLoadBits(in + i * f.bytes, f.bytes), f);
-      out[i] = k > out[i] ? k : out[i];
-    }
-  }
   static void round(const int64_t *sums, const uint16_t *keys, size_t n, uint64_t divisor, unsigned char *out) {
-    if (divisor <= 1 && exactRoundVector(T, sums, keys, n, out)) return;
     for (size_t i = 0; i < n; ++i)
       exactStoreBits(out + i * f.bytes, f.bytes, exactRound(sums + i * f.limbs, keys[i], divisor, f));
   }
@@ -115,14 +111,13 @@ struct Steps {
 
 struct StepTable {
   DataType type;
-  void (*keys)(const unsigned char *, size_t, uint16_t *);
+  void (*keys)(const unsigned char *, size_t, uint16_t *, bool);
   void (*limbs)(const unsigned char *, size_t, const uint16_t *, int64_t *, bool);
-  void (*keysMax)(const unsigned char *, size_t, uint16_t *);
   void (*round)(const int64_t *, const uint16_t *, size_t, uint64_t, unsigned char *);
 };
 template <DataType T>
 constexpr StepTable stepsOf() {
-  return {T, Steps<T>::keys, Steps<T>::limbs, Steps<T>::keysMax, Steps<T>::round};
+  return {T, Steps<T>::keys, Steps<T>::limbs, Steps<T>::round};
 }
 StepTable stepTable(DataType t) {
   switch (t) {
@@ -150,8 +145,7 @@ void sumContributions(const StepTable &steps, const ExactFormat &f, const unsign
     if (exactSumVector(steps.type, s.vectors.data(), nranks, len, out)) return;
   }
   s.keys.resize(len);
-  steps.keys(vectorOf(0), len, s.keys.data());
-  for (int r = 1; r < nranks; ++r) steps.keysMax(vectorOf(r), len, s.keys.data());
+  for (int r = 0; r < nranks; ++r) steps.keys(vectorOf(r), len, s.keys.data(), r > 0);
   s.sums.resize(len * size_t(f.limbs));
   for (int r = 0; r < nranks; ++r) steps.limbs(vectorOf(r), len, s.keys.data(), s.sums.data(), r > 0);
   steps.round(s.sums.data(), s.keys.data(), len, divisor, out);

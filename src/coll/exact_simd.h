@@ -28,10 +28,6 @@ inline bool exactLimbsVector(DataType type, const unsigned char *in, size_t n, c
   return exactLimbsAvx512(type, in, n, keys, out, accumulate) || exactLimbsAvx2(type, in, n, keys, out, accumulate);
 }
 
-// exactRound of n elements' limb sums (interleaved as above) and keys into
-// n elements of `type` at `out`; plain sums only (divisor 1).
-bool exactRoundVector(DataType type, const int64_t *sums, const uint16_t *keys, size_t n, unsigned char *out);
-
 // The exact sum of each of n elements of `type` from nranks contributions
 // (element i's from vectors[r] + i elements), rounded into `out`: the three
 // steps fused, nothing between them in memory.  Plain sums only.

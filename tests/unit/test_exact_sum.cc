@@ -4,8 +4,9 @@
 // limb sums against the exact sum of the contributions rounded once
 // (Shewchuk's partial sums with CPython's half-way correction), on random
 // data, ties, the window's edge, subnormals and overflow; the steps in
-// vector registers (coll/exact_avx2.cc, exact_avx512.cc) against the scalar
-// steps, bit for bit, on every class of input of every type.
+// vector registers (coll/exact_avx2.cc, exact_avx512.cc: keys, limbs and
+// the fused sum) against the scalar steps, bit for bit, on every class of
+// input of every type.
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
@@ -268,12 +269,6 @@ void compareVectorSteps() {
   }
   std::vector<unsigned char> want(n * size_t(f.bytes)), got(n * size_t(f.bytes));
   for (size_t i = 0; i < n; ++i) exactStoreBits(&want[i * f.bytes], f.bytes, exactRound(&sums[i * f.limbs], keys[i], 1, f));
-  const bool haveRound = exactRoundVector(T, sums.data(), keys.data(), n, got.data());
-  for (size_t i = 0; haveRound && i < n; ++i)
-    if (exactLoadBits(&got[i * f.bytes], f.bytes) != exactLoadBits(&want[i * f.bytes], f.bytes) && differ++ == 0)
-      BOOST_TEST_MESSAGE(dataTypeName(T) << " element " << i << ": rounded in vector registers 0x" << std::hex
-                         << exactLoadBits(&got[i * f.bytes], f.bytes) << ", scalar 0x"
-                         << exactLoadBits(&want[i * f.bytes], f.bytes));
   // The three steps fused (every rank's contributions at once).
   std::vector<const unsigned char *> vectors;
   for (int r = 0; r < ranks; ++r) vectors.push_back(&values[r * n * size_t(f.bytes)]);
@@ -285,9 +280,13 @@ void compareVectorSteps() {
                          << exactLoadBits(&got[i * f.bytes], f.bytes) << ", scalar 0x"
                          << exactLoadBits(&want[i * f.bytes], f.bytes));
   BOOST_TEST(differ == 0u, dataTypeName(T) << ": " << differ << " limbs or results of the vector steps differ");
-  BOOST_TEST_MESSAGE(dataTypeName(T) << ": compared " << (haveKeys ? "AVX-512 keys, " : "") << (have512 ? "AVX-512 limbs, " : "") << (have2 ? "AVX2 limbs, " : "")
-                     << (haveRound ? "AVX-512 rounding, " : "no vector rounding, ")
+  BOOST_TEST_MESSAGE(dataTypeName(T) << ": compared " << (haveKeys ? "AVX-512 keys, " : "")
+                     << (have512 ? "AVX-512 limbs, " : "") << (have2 ? "AVX2 limbs, " : "")
                      << (haveSum ? "AVX-512 fused sum" : "no fused sum") << " with the scalar steps");
+  // On a CPU without AVX2 the library runs the scalar steps only: nothing
+  // to compare, said as a warning rather than passed in silence.
+  BOOST_WARN_MESSAGE(haveKeys || have512 || have2 || haveSum,
+                     dataTypeName(T) << ": this CPU has no vector form of the steps; nothing was compared");
 }
 
 BOOST_AUTO_TEST_CASE(vector_steps_give_the_scalar_bits) {
