@@ -3,7 +3,7 @@
 // doubles of mixed signs and exponents, each step timed over a second pass
 // (pages already faulted in); the limbs both scalar and in vector registers,
 // and the sum of two contributions by the scalar steps and fused in vector
-// registers (coll/exact_avx512.cc), which must agree.  Not a test:
+// registers (coll/exact_avx512.cc), which must agree, and of three fused.  Not a test:
 // `make -C perf exact_steps_bench && perf/exact_steps_bench` (perf/
 // RESULTS.md, "Exact sums").  Checks that
 // rounding the limbs of one value gives the value back.
@@ -85,15 +85,52 @@ int main() {
       sumBest[1] = std::min(sumBest[1], ns(t1, t2));
     }
   }
-  if (fused)
+  // The same on a block that stays in cache (an owner sums its block in
+  // chunks of 64Ki elements; this is 16Ki, 256 KiB of contributions), to
+  // tell the arithmetic from the memory traffic.
+  double cachedBest = 1e30;
+  constexpr size_t block = 16384;
+  for (int pass = 0; fused && pass < 6; ++pass) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int repeat = 0; repeat < 64; ++repeat)
+      exactSumVector(DataType::Float64, vectors, 2, block, reinterpret_cast<unsigned char *>(vectorOut.data()));
+    const auto t1 = std::chrono::steady_clock::now();
+    if (pass > 0)
+      cachedBest = std::min(cachedBest, std::chrono::duration<double, std::nano>(t1 - t0).count() / double(64 * block));
+  }
+  // Three contributions: the fused sum's integer form, what an owner runs
+  // from 3 ranks on (at 2 the FPU's addition gives the same bits).
+  std::vector<uint64_t> third(n);
+  for (size_t i = 0; i < n; ++i) third[i] = bits[(i + 2) % n];
+  const unsigned char *threeVectors[3] = {vectors[0], vectors[1], reinterpret_cast<const unsigned char *>(third.data())};
+  double threeBest = 1e30, threeCachedBest = 1e30;
+  for (int pass = 0; fused && pass < 6; ++pass) {
+    const auto t0 = std::chrono::steady_clock::now();
+    exactSumVector(DataType::Float64, threeVectors, 3, n, reinterpret_cast<unsigned char *>(vectorOut.data()));
+    const auto t1 = std::chrono::steady_clock::now();
+    for (int repeat = 0; repeat < 64; ++repeat)
+      exactSumVector(DataType::Float64, threeVectors, 3, block, reinterpret_cast<unsigned char *>(vectorOut.data()));
+    const auto t2 = std::chrono::steady_clock::now();
+    if (pass > 0) {
+      threeBest = std::min(threeBest, std::chrono::duration<double, std::nano>(t1 - t0).count() / double(n));
+      threeCachedBest =
+          std::min(threeCachedBest, std::chrono::duration<double, std::nano>(t2 - t1).count() / double(64 * block));
+    }
+  }
+  if (fused) {
+    exactSumVector(DataType::Float64, vectors, 2, n, reinterpret_cast<unsigned char *>(vectorOut.data()));
     for (size_t i = 0; i < n; ++i) differ += out[i] != vectorOut[i];
+  }
   printf("double, 1M elements, best of the later passes, ns per element:\n  key %.2f\n  limbs %.2f scalar, ",
          best[0], best[1]);
   if (vector) printf("%.2f vector\n", best[3]);
   else printf("no vector form on this CPU\n");
   printf("  rounding %.2f scalar (exact values)\n  sum of 2 contributions (keys, limbs, rounding) %.2f scalar, ", best[2],
          sumBest[0]);
-  if (fused) printf("%.2f fused in AVX-512 registers\n", sumBest[1]);
+  if (fused)
+    printf("%.2f fused in AVX-512 registers (%.2f on a block in cache)\n"
+           "  sum of 3 contributions %.2f fused (%.2f on a block in cache)\n",
+           sumBest[1], cachedBest, threeBest, threeCachedBest);
   else printf("no vector form on this CPU\n");
   printf("%zu values not given back, %zu vector results differ from the scalar ones\n", wrong, differ);
   return wrong || differ ? 1 : 0;

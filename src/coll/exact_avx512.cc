@@ -1,23 +1,23 @@
-// The exact mode's per-element steps (exactKey, exactLimbs, exactRound,
-// coll/exact_sum.h) eight elements at a time in AVX-512 registers, chosen at
-// run time where the CPU has AVX-512 F, CD, VL, BW and DQ (else AVX2 for the
-// limbs, coll/exact_avx2.cc, and the scalar steps).  Why: scalar, the two
-// steps cost about 4 and 16 ns an element on this project's machines (the
-// rounding's branches mispredict on real sums), several times the default
-// allreduce's whole cost; vectored, about 2 each.  Why AVX-512 for the
-// rounding: it needs each lane's leading-zero count (vplzcntq), arithmetic
-// 64-bit shifts and unsigned compares, which AVX2 lacks.
+// The exact mode's per-element work (coll/exact_sum.h) eight elements at a
+// time in AVX-512 registers, chosen at run time where the CPU has AVX-512 F,
+// CD, VL, BW and DQ (else AVX2 for the limbs, coll/exact_avx2.cc, and the
+// scalar steps).  Why: scalar, the steps cost about 4 (key and limbs) and 16
+// (rounding) ns an element on this project's machines (the rounding's
+// branches mispredict on real sums), several times the default allreduce's
+// whole cost.  Why AVX-512: the rounding needs each lane's leading-zero
+// count (vplzcntq), variable 64-bit shifts and unsigned compares, which AVX2
+// lacks.
 //
-// The limbs are exact_avx2.cc's lanes, eight wide, their interleaved stores
-// done by permutes.  The rounding's lanes follow the scalar path's arithmetic in another form: the limb
-// sums are carried into 42-bit digits (the top one signed), negated when
-// the total is negative and carried again, so that the magnitude is digits
-// d_k >= 0; its top bit h and the 64 bits below it (each digit shifted into
-// place: the digits do not overlap) with a sticky bit for the rest are then
-// rounded as exactRoundNormalized does for a normal result.  Lanes whose
-// result is not a normal number (a zero, a subnormal, an overflow, an
-// infinity or NaN) are redone by the scalar step: the same bits, rarely.
-// tests/unit/test_exact_sum.cc compares the two on every class of input.
+// Two forms.  The separate steps (keysAvx512, limbsAvx512) produce what
+// travels between ranks: keys, and limbs as exactLimbs makes them, their
+// interleaved stores done by permutes.  The fused sum (sumAvx512) takes an
+// element's contributions straight to its rounded result, all in registers;
+// its integer is the same exact sum held as plain binary words (see its
+// comment), so its bits are exactRound's.  Lanes whose result is not a
+// normal number (a zero, a subnormal, an overflow, an infinity or NaN) are
+// redone by the scalar steps: the same bits, rarely.
+// tests/unit/test_exact_sum.cc compares the vector and scalar forms on every
+// class of input and for rank counts that take each accumulator width.
 #include "coll/exact_simd.h"
 
 #include "coll/exact_sum.h"
@@ -78,26 +78,9 @@ CHORUS_AVX512_INLINE void storeLimbs(int64_t *p, const __m512i *l) {
   }
 }
 
-// Limb sums s carried into L digits d: 42 bits each, the top one signed.
-template <int L>
-CHORUS_AVX512_INLINE void carryDigits(const __m512i *s, __m512i *d) {
-  const __m512i digitMask = _mm512_set1_epi64((int64_t(1) << kExactLimbBits) - 1);
-  __m512i c = _mm512_setzero_si512();
-#pragma GCC unroll 3
-  for (int k = 0; k < L; ++k) {
-    const __m512i v = _mm512_add_epi64(s[k], c);
-    if (k + 1 < L) {
-      c = _mm512_srai_epi64(v, kExactLimbBits);
-      d[k] = _mm512_and_si512(v, digitMask);
-    } else {
-      d[k] = v;
-    }
-  }
-}
-
-// The three steps on eight elements of type T in 64-bit lanes: the same
-// arithmetic as exactKey, exactLimbs and exactRound (the header says how the
-// rounding's lanes differ in form).
+// The steps on eight elements of type T in 64-bit lanes: the same arithmetic
+// as exactKey, exactLimbs and exactRound (sumAvx512's comment says how the
+// fused sum's integer differs in form).
 template <DataType T>
 struct Lanes {
   static constexpr ExactFormat f = exactFormatOf(T);
@@ -167,44 +150,137 @@ struct Lanes {
     }
   }
 
-  // exactRound of limb sums s (changed: used as scratch) with exponent
-  // `top`, for a plain sum.  Lanes set in `scalar` are not a normal
-  // result (a zero, a subnormal, an overflow, an infinity or NaN): the
-  // caller redoes them with the scalar step.
-  CHORUS_AVX512_INLINE static __m512i round(__m512i *s, __m512i top, __mmask8 *scalar) {
+  // The fused sum's form of the windowed integer (see sumAvx512): each
+  // contribution's magnitude `m << shift` (below 2^W, W = 42 L) in Words
+  // 64-bit words, added to one of two unsigned accumulators by its sign.
+  static constexpr int W = kExactLimbBits * L;
+  static constexpr int Words = W <= 63 ? 1 : 2;
+  // The accumulators' words: a sum of n contributions is below n 2^W
+  // (n < 2^21), and p - n must fit a signed number of AccW words: one for
+  // half and bfloat16, two for float, for double two up to 2 contributions
+  // and three (a word for carries) beyond.
+  struct Acc {
+    __m512i w[3];
+  };
+  static constexpr int accWordsFor(int nranks) {
+    return Words == 1 ? 1 : W + (nranks <= 2 ? 1 : 21) <= 127 ? 2 : 3;
+  }
+
+  // The biased exponent of each lane.
+  CHORUS_AVX512_INLINE static __m512i exponentOf(__m512i bits) {
+    return _mm512_and_si512(_mm512_srli_epi64(bits, f.mantissaBits), _mm512_set1_epi64(expMask));
+  }
+
+  // Adds the contribution `bits` to p (positive) or n (negative), aligned
+  // to the element's largest exponent `top` (base: W - precision - top).
+  // The same integer as exactLimbs' digits, below-window rounding included.
+  template <int AccW>
+  CHORUS_AVX512_INLINE static void add(__m512i bits, __m512i base, Acc &p, Acc &n) {
+    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1), ones = _mm512_set1_epi64(-1);
+    const __m512i exponent = exponentOf(bits);
+    const __mmask8 negative = _mm512_test_epi64_mask(bits, _mm512_set1_epi64(int64_t(uint64_t(1) << signShift)));
+    const __m512i fraction = _mm512_and_si512(bits, _mm512_set1_epi64((int64_t(1) << f.mantissaBits) - 1));
+    const __mmask8 normal = _mm512_test_epi64_mask(exponent, exponent);
+    __m512i m = _mm512_mask_or_epi64(fraction, normal, fraction, _mm512_set1_epi64(int64_t(1) << f.mantissaBits));
+    __m512i shift = _mm512_add_epi64(base, _mm512_max_epi64(exponent, one));
+    if (_mm512_cmplt_epi64_mask(shift, zero)) {
+      // Below the window (rare): m rounded to its unit first, nearest, ties
+      // to even, as exactLimbs does.
+      const __m512i drop = _mm512_max_epi64(_mm512_sub_epi64(zero, shift), zero);
+      shift = _mm512_max_epi64(shift, zero);
+      const __m512i q = _mm512_srlv_epi64(m, drop);
+      const __m512i rest = _mm512_and_si512(m, _mm512_sub_epi64(_mm512_sllv_epi64(one, drop), one));
+      const __m512i halfBit = _mm512_sllv_epi64(one, _mm512_sub_epi64(drop, one));  // 0 for drop 0 and above 64
+      const __m512i half = _mm512_mask_mov_epi64(halfBit, _mm512_cmpeq_epi64_mask(halfBit, zero), ones);
+      const __mmask8 up = _mm512_cmpgt_epu64_mask(rest, half) |
+                          (_mm512_cmpeq_epu64_mask(rest, half) & _mm512_test_epi64_mask(q, one));
+      m = _mm512_mask_add_epi64(q, up, q, one);
+    }
+    __m512i word[Words];
+    word[0] = _mm512_sllv_epi64(m, shift);  // counts of 64 and more give 0
+    if constexpr (Words == 2) {
+      const __m512i t = _mm512_sub_epi64(shift, _mm512_set1_epi64(64));
+      word[1] = _mm512_or_si512(_mm512_sllv_epi64(m, t), _mm512_srlv_epi64(m, _mm512_sub_epi64(zero, t)));
+    }
+    addTo<AccW>(p, __mmask8(~negative), word);
+    addTo<AccW>(n, negative, word);
+  }
+
+  // acc += word in the lanes of k, carried (word[1] < 2^62: adding the
+  // carry to it cannot wrap).
+  template <int AccW>
+  CHORUS_AVX512_INLINE static void addTo(Acc &acc, __mmask8 k, const __m512i *word) {
+    const __m512i one = _mm512_set1_epi64(1);
+    const __m512i low = _mm512_mask_add_epi64(acc.w[0], k, acc.w[0], word[0]);
+    if constexpr (Words == 2) {
+      const __mmask8 carry = _mm512_mask_cmplt_epu64_mask(k, low, word[0]);
+      const __m512i high = _mm512_mask_add_epi64(word[1], carry, word[1], one);
+      const __m512i mid = _mm512_mask_add_epi64(acc.w[1], k, acc.w[1], high);
+      if constexpr (AccW == 3)
+        acc.w[2] = _mm512_mask_add_epi64(acc.w[2], _mm512_mask_cmplt_epu64_mask(k, mid, high), acc.w[2], one);
+      acc.w[1] = mid;
+    }
+    acc.w[0] = low;
+  }
+
+  // The sum p - n rounded once, for a plain sum whose largest exponent is
+  // `top`.  Lanes set in `scalar` are not a normal result (a zero, a
+  // subnormal, an overflow, an infinity or NaN): the caller redoes them
+  // with the scalar steps.
+  template <int AccW>
+  CHORUS_AVX512_INLINE static __m512i round(const Acc &p, const Acc &n, __m512i top, __mmask8 *scalar) {
     constexpr int64_t bias = expMask >> 1;
     constexpr int precision = f.mantissaBits + 1;
-    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1);
-    __m512i d[L];
-    // Carried into digits; the total is negative when the top digit is.
-    carryDigits<L>(s, d);
-    const __mmask8 negative = _mm512_cmplt_epi64_mask(d[L - 1], zero);
+    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1), ones = _mm512_set1_epi64(-1);
+    // The magnitude of p - n in AccW words, and its sign.
+    __m512i w[AccW];
+    __mmask8 negative;
+    if constexpr (AccW == 1) {
+      const __m512i d = _mm512_sub_epi64(p.w[0], n.w[0]);  // |d| < 2^63
+      negative = _mm512_cmplt_epi64_mask(d, zero);
+      w[0] = _mm512_abs_epi64(d);
+    } else {
+      // d = p - n with borrows; then negated (~d + 1) where negative.
+      __m512i d[AccW];
+      __mmask8 borrow = 0;
 #pragma GCC unroll 3
-    for (int k = 0; k < L; ++k) s[k] = _mm512_mask_sub_epi64(s[k], negative, zero, s[k]);
-    carryDigits<L>(s, d);
-    // The magnitude's top bit h (-1 for zero).
-    __m512i h = _mm512_set1_epi64(-1);
+      for (int k = 0; k < AccW; ++k) {
+        const __m512i t = _mm512_sub_epi64(p.w[k], n.w[k]);
+        d[k] = _mm512_mask_sub_epi64(t, borrow, t, one);
+        borrow = _mm512_cmplt_epu64_mask(p.w[k], n.w[k]) | (_mm512_cmpeq_epi64_mask(p.w[k], n.w[k]) & borrow);
+      }
+      negative = _mm512_cmplt_epi64_mask(d[AccW - 1], zero);
+      __mmask8 carry = negative;  // the +1, carried while the words below are 0
 #pragma GCC unroll 3
-    for (int k = 0; k < L; ++k) {
-      const __m512i bit = _mm512_sub_epi64(_mm512_set1_epi64(int64_t(kExactLimbBits) * k + 63), _mm512_lzcnt_epi64(d[k]));
-      h = _mm512_mask_mov_epi64(h, _mm512_test_epi64_mask(d[k], d[k]), bit);
+      for (int k = 0; k < AccW; ++k) {
+        const __m512i inverted = _mm512_mask_xor_epi64(d[k], negative, d[k], ones);
+        w[k] = _mm512_mask_add_epi64(inverted, carry, inverted, one);
+        carry &= _mm512_testn_epi64_mask(d[k], d[k]);
+      }
     }
-    // The 64 bits from h down, and whether any bit is below them.
+    // The magnitude's top bit h: in the highest non-zero word (-1 for zero,
+    // from lzcnt(0) = 64).
+    __m512i h = _mm512_sub_epi64(_mm512_set1_epi64(63), _mm512_lzcnt_epi64(w[0]));
+#pragma GCC unroll 3
+    for (int k = 1; k < AccW; ++k)
+      h = _mm512_mask_sub_epi64(h, _mm512_test_epi64_mask(w[k], w[k]), _mm512_set1_epi64(64 * k + 63),
+                                _mm512_lzcnt_epi64(w[k]));
+    // The 64 bits from h down, and whether any bit is below them: word k
+    // shifted left by `offset` puts bit h at 63; shifted left by
+    // 64 + offset (0 once the whole word is below) keeps only its bits
+    // below the 64.
     __m512i mant = zero, below = zero;
 #pragma GCC unroll 3
-    for (int k = 0; k < L; ++k) {
-      const __m512i offset = _mm512_sub_epi64(_mm512_set1_epi64(int64_t(kExactLimbBits) * k + 63), h);
-      mant = _mm512_or_si512(mant, _mm512_or_si512(_mm512_sllv_epi64(d[k], offset),
-                                                   _mm512_srlv_epi64(d[k], _mm512_sub_epi64(zero, offset))));
-      const __m512i cut = _mm512_sub_epi64(zero, offset);  // d[k]'s bits below this one are below the 64
-      const __m512i cutMask =
-          _mm512_maskz_sub_epi64(_mm512_cmpgt_epi64_mask(cut, zero), _mm512_sllv_epi64(one, cut), one);
-      below = _mm512_or_si512(below, _mm512_and_si512(d[k], cutMask));
+    for (int k = 0; k < AccW; ++k) {
+      const __m512i offset = _mm512_sub_epi64(_mm512_set1_epi64(64 * k + 63), h);
+      mant = _mm512_ternarylogic_epi64(mant, _mm512_sllv_epi64(w[k], offset),
+                                       _mm512_srlv_epi64(w[k], _mm512_sub_epi64(zero, offset)), 0xfe);
+      const __m512i belowShift = _mm512_max_epi64(_mm512_add_epi64(offset, _mm512_set1_epi64(64)), zero);
+      below = _mm512_or_si512(below, _mm512_sllv_epi64(w[k], belowShift));
     }
     const __mmask8 sticky = _mm512_test_epi64_mask(below, below);
     // A normal result: round the 64 bits to `precision`, nearest, ties to even.
-    const __m512i exponent =
-        _mm512_add_epi64(h, _mm512_sub_epi64(top, _mm512_set1_epi64(bias - 1 + int64_t(kExactLimbBits) * L)));
+    const __m512i exponent = _mm512_add_epi64(h, _mm512_sub_epi64(top, _mm512_set1_epi64(bias - 1 + W)));
     constexpr int drop = 64 - precision;
     __m512i q = _mm512_srli_epi64(mant, drop);
     const __m512i rest = _mm512_and_si512(mant, _mm512_set1_epi64((int64_t(1) << drop) - 1));
@@ -265,52 +341,117 @@ CHORUS_AVX512_TARGET void limbsAvx512(const unsigned char *in, size_t n, const u
   for (; i < n; ++i) exactLimbsInto<Accumulate>(exactLoadBits(in + i * f.bytes, f.bytes), keys[i], f, out + i * L);
 }
 
-// The whole sum of each element in registers: the contributions' keys'
-// maximum, their limbs added, the rounding; nothing between the steps goes
-// to memory (the element's n contributions are read twice, from cache).
-template <DataType T>
-CHORUS_AVX512_TARGET void sumAvx512(const unsigned char *const *vectors, int nranks, size_t n, unsigned char *out) {
+// One element's sum by the scalar steps, from its contributions at byte
+// offset `at` of each vector.
+uint64_t sumScalar(const unsigned char *const *vectors, int nranks, size_t at, const ExactFormat &f) {
+  uint16_t key = 0;
+  for (int r = 0; r < nranks; ++r) {
+    const uint16_t k = exactKey(exactLoadBits(vectors[r] + at, f.bytes), f);
+    key = k > key ? k : key;
+  }
+  int64_t sums[kExactMaxLimbs] = {};
+  for (int r = 0; r < nranks; ++r) exactLimbsInto<true>(exactLoadBits(vectors[r] + at, f.bytes), key, f, sums);
+  return exactRound(sums, key, 1, f);
+}
+
+// The whole sum of each element in registers: the largest exponent, the
+// contributions added, the rounding; nothing between the steps goes to
+// memory (the element's n contributions are read twice, from cache).  The
+// integer is the one exactLimbs' digits make, held another way: each
+// contribution's magnitude as a plain binary number (two 64-bit words for
+// float and double) added to a positive or a negative accumulator, with
+// carries into a third word.  That is about half the instructions of
+// splitting every contribution into signed 42-bit digits (shifts, masks and
+// sign flips per digit); the digits stay the form of the separate steps,
+// whose sums other ranks add.  Only the rounding's lanes that are not a
+// normal result, rare, take the scalar steps.
+template <DataType T, int AccW>
+CHORUS_AVX512_TARGET void sumAvx512Of(const unsigned char *const *vectors, int nranks, size_t n, unsigned char *out) {
+  using Lane = Lanes<T>;
   constexpr ExactFormat f = exactFormatOf(T);
-  constexpr int L = f.limbs;
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     const size_t at = i * f.bytes;
-    __m512i key = Lanes<T>::key(loadBits<f.bytes>(vectors[0] + at));
-    for (int r = 1; r < nranks; ++r) key = _mm512_max_epu64(key, Lanes<T>::key(loadBits<f.bytes>(vectors[r] + at)));
-    const __m512i top = _mm512_srli_epi64(key, 1);
-    __m512i sum[L], limb[L];
-    Lanes<T>::limbs(loadBits<f.bytes>(vectors[0] + at), top, sum);
-    for (int r = 1; r < nranks; ++r) {
-      Lanes<T>::limbs(loadBits<f.bytes>(vectors[r] + at), top, limb);
+    __m512i top = Lane::exponentOf(loadBits<f.bytes>(vectors[0] + at));
+    for (int r = 1; r < nranks; ++r) top = _mm512_max_epu64(top, Lane::exponentOf(loadBits<f.bytes>(vectors[r] + at)));
+    top = _mm512_max_epu64(top, _mm512_set1_epi64(1));  // subnormals count as exponent 1
+    const __m512i base = _mm512_sub_epi64(_mm512_set1_epi64(Lane::W - (f.mantissaBits + 1)), top);
+    typename Lane::Acc p, m;
 #pragma GCC unroll 3
-      for (int k = 0; k < L; ++k) sum[k] = _mm512_add_epi64(sum[k], limb[k]);
-    }
-    alignas(64) int64_t kept[L][8];  // the sums, for lanes the scalar step redoes
-#pragma GCC unroll 3
-    for (int k = 0; k < L; ++k) _mm512_store_si512(kept[k], sum[k]);
+    for (int k = 0; k < AccW; ++k) p.w[k] = m.w[k] = _mm512_setzero_si512();
+    for (int r = 0; r < nranks; ++r) Lane::template add<AccW>(loadBits<f.bytes>(vectors[r] + at), base, p, m);
     __mmask8 scalar;
-    Lanes<T>::store(out + at, Lanes<T>::round(sum, top, &scalar));
-    if (scalar) {
-      alignas(64) int64_t keys[8];
-      _mm512_store_si512(keys, key);
-      for (unsigned lanes = scalar; lanes; lanes &= lanes - 1) {
-        const int lane = __builtin_ctz(lanes);
-        int64_t sums[kExactMaxLimbs];
-        for (int k = 0; k < L; ++k) sums[k] = kept[k][lane];
-        exactStoreBits(out + at + size_t(lane) * f.bytes, f.bytes, exactRound(sums, uint16_t(keys[lane]), 1, f));
+    __m512i result = Lane::template round<AccW>(p, m, top, &scalar);
+    if (scalar) {  // redone before the store: `out` may be a contribution's memory (in place)
+      alignas(64) uint64_t lanes[8];
+      _mm512_store_si512(lanes, result);
+      for (unsigned set = scalar; set; set &= set - 1) {
+        const size_t lane = size_t(__builtin_ctz(set));
+        lanes[lane] = sumScalar(vectors, nranks, at + lane * f.bytes, f);
       }
+      result = _mm512_load_si512(lanes);
     }
+    Lane::store(out + at, result);
   }
-  for (; i < n; ++i) {
+  for (; i < n; ++i) exactStoreBits(out + i * f.bytes, f.bytes, sumScalar(vectors, nranks, i * f.bytes, f));
+}
+
+// Two contributions: their exact sum rounded once to nearest-even is what
+// IEEE addition gives (a + b is correctly rounded, and commutative), and the
+// window cannot change it (a contribution below the window is below a
+// quarter of the larger one's ulp, far from a tie).  So where the FPU rounds
+// to nearest and keeps subnormals (MXCSR: RC nearest, FTZ and DAZ off; a
+// program built with -ffast-math or by Intel's compilers sets them), a pair
+// is one vaddpd, about a tenth of the fused sum.  Lanes whose result is not
+// a normal number (NaN payloads, the sign of a zero) take the scalar steps,
+// as in sumAvx512Of; the unit test compares the two forms at 2 ranks.
+bool pairsByHardware() {
+  constexpr unsigned kRoundingFlushAndDenormalsAreZero = 0xE040;
+  return (_mm_getcsr() & kRoundingFlushAndDenormalsAreZero) == 0;
+}
+
+template <DataType T>
+CHORUS_AVX512_TARGET void sumPairAvx512(const unsigned char *const *vectors, size_t n, unsigned char *out) {
+  constexpr ExactFormat f = exactFormatOf(T);
+  static_assert(f.bytes == 8 || f.bytes == 4, "pairs by hardware: float and double");
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
     const size_t at = i * f.bytes;
-    uint16_t key = 0;
-    for (int r = 0; r < nranks; ++r) {
-      const uint16_t k = exactKey(exactLoadBits(vectors[r] + at, f.bytes), f);
-      key = k > key ? k : key;
+    alignas(64) unsigned char sums[8 * f.bytes];
+    __mmask8 scalar;
+    if constexpr (f.bytes == 8) {
+      const __m512d sum = _mm512_add_pd(_mm512_loadu_pd(vectors[0] + at), _mm512_loadu_pd(vectors[1] + at));
+      const __m512d magnitude = _mm512_abs_pd(sum);
+      scalar = __mmask8(_mm512_cmp_pd_mask(magnitude, _mm512_set1_pd(0x1p-1022), _CMP_NGE_UQ) |
+                        _mm512_cmp_pd_mask(magnitude, _mm512_set1_pd(0x1.fffffffffffffp1023), _CMP_NLE_UQ));
+      _mm512_store_pd(sums, sum);
+    } else {
+      const __m256 sum = _mm256_add_ps(_mm256_loadu_ps(reinterpret_cast<const float *>(vectors[0] + at)),
+                                       _mm256_loadu_ps(reinterpret_cast<const float *>(vectors[1] + at)));
+      const __m256 magnitude = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), sum);
+      scalar = __mmask8(_mm256_cmp_ps_mask(magnitude, _mm256_set1_ps(0x1p-126f), _CMP_NGE_UQ) |
+                        _mm256_cmp_ps_mask(magnitude, _mm256_set1_ps(0x1.fffffep127f), _CMP_NLE_UQ));
+      _mm256_store_ps(reinterpret_cast<float *>(sums), sum);
     }
-    int64_t sums[kExactMaxLimbs] = {};
-    for (int r = 0; r < nranks; ++r) exactLimbsInto<true>(exactLoadBits(vectors[r] + at, f.bytes), key, f, sums);
-    exactStoreBits(out + at, f.bytes, exactRound(sums, key, 1, f));
+    // Redone before the store: `out` may be a contribution's memory (in place).
+    for (unsigned set = scalar; set; set &= set - 1) {
+      const size_t lane = size_t(__builtin_ctz(set));
+      exactStoreBits(sums + lane * f.bytes, f.bytes, sumScalar(vectors, 2, at + lane * f.bytes, f));
+    }
+    __builtin_memcpy(out + at, sums, sizeof sums);
+  }
+  for (; i < n; ++i) exactStoreBits(out + i * f.bytes, f.bytes, sumScalar(vectors, 2, i * f.bytes, f));
+}
+
+template <DataType T>
+void sumAvx512(const unsigned char *const *vectors, int nranks, size_t n, unsigned char *out) {
+  if constexpr (exactFormatOf(T).bytes >= 4) {
+    if (nranks == 2 && pairsByHardware()) return sumPairAvx512<T>(vectors, n, out);
+  }
+  switch (Lanes<T>::accWordsFor(nranks)) {
+    case 1: return sumAvx512Of<T, 1>(vectors, nranks, n, out);
+    case 2: return sumAvx512Of<T, 2>(vectors, nranks, n, out);
+    default: return sumAvx512Of<T, 3>(vectors, nranks, n, out);
   }
 }
 

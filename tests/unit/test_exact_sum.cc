@@ -13,6 +13,9 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <vector>
 
 #include "coll/exact_simd.h"
@@ -288,6 +291,78 @@ void compareVectorSteps() {
   BOOST_WARN_MESSAGE(haveKeys || have512 || have2 || haveSum,
                      dataTypeName(T) << ": this CPU has no vector form of the steps; nothing was compared");
 }
+
+// The fused sum against the scalar steps for rank counts that take each of
+// its accumulator forms (double: two words up to 2 contributions, a carry
+// word beyond), and one where same-signed contributions in the largest
+// binade carry into that word (five of 2^126 or more exceed 2^128).
+template <DataType T>
+void compareFusedSum(int ranks, bool sameSignAtTop) {
+  constexpr ExactFormat f = exactFormatOf(T);
+  std::mt19937_64 rng(101 + 7 * ranks + int(T));
+  constexpr size_t n = 4099;
+  std::vector<std::vector<unsigned char>> values(size_t(ranks), std::vector<unsigned char>(n * size_t(f.bytes)));
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<uint64_t> c = contributionsOf(rng, f, ranks);
+    if (sameSignAtTop) {
+      const uint64_t expMax = (uint64_t(1) << f.exponentBits) - 1, sign = (rng() & 1) << (f.mantissaBits + f.exponentBits);
+      const uint64_t exponent = 1 + rng() % (expMax - 1);
+      for (auto &bits : c)
+        bits = sign | (exponent << f.mantissaBits) | (rng() & ((uint64_t(1) << f.mantissaBits) - 1));
+    }
+    for (int r = 0; r < ranks; ++r) exactStoreBits(&values[size_t(r)][i * size_t(f.bytes)], f.bytes, c[size_t(r)]);
+  }
+  std::vector<const unsigned char *> vectors;
+  for (const auto &v : values) vectors.push_back(v.data());
+  std::vector<unsigned char> got(n * size_t(f.bytes), 0);
+  if (!exactSumVector(T, vectors.data(), ranks, n, got.data())) {
+    BOOST_WARN_MESSAGE(false, dataTypeName(T) << ": this CPU has no fused sum; nothing was compared");
+    return;
+  }
+  size_t differ = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint16_t key = 0;
+    for (int r = 0; r < ranks; ++r)
+      key = std::max(key, exactKey(exactLoadBits(vectors[size_t(r)] + i * f.bytes, f.bytes), f));
+    int64_t sums[kExactMaxLimbs] = {};
+    for (int r = 0; r < ranks; ++r)
+      exactLimbsInto<true>(exactLoadBits(vectors[size_t(r)] + i * f.bytes, f.bytes), key, f, sums);
+    const uint64_t want = exactRound(sums, key, 1, f), have = exactLoadBits(&got[i * f.bytes], f.bytes);
+    if (have != want && differ++ == 0)
+      BOOST_TEST_MESSAGE(dataTypeName(T) << " " << ranks << " ranks, element " << i << ": fused 0x" << std::hex << have
+                                         << ", scalar 0x" << want);
+  }
+  BOOST_TEST(differ == 0u, dataTypeName(T) << ", " << ranks << " ranks" << (sameSignAtTop ? ", carries" : "") << ": "
+                                           << differ << " fused sums differ from the scalar steps");
+}
+
+template <DataType T>
+void compareFusedSums() {
+  for (int ranks : {1, 2, 3, 9}) compareFusedSum<T>(ranks, false);
+  compareFusedSum<T>(9, true);
+}
+
+BOOST_AUTO_TEST_CASE(fused_sum_gives_the_scalar_bits_for_any_rank_count) {
+  compareFusedSums<DataType::Float64>();
+  compareFusedSums<DataType::Float32>();
+  compareFusedSums<DataType::Float16>();
+  compareFusedSums<DataType::BFloat16>();
+}
+
+#if defined(__x86_64__)
+// At 2 ranks the fused sum is the FPU's addition where the FPU rounds to
+// nearest and keeps subnormals; a program built with -ffast-math (FTZ and
+// DAZ set at start-up) or one that changed the rounding mode must still get
+// the exact sum's bits.
+BOOST_AUTO_TEST_CASE(fused_sum_of_two_ignores_the_fpu_modes) {
+  const unsigned saved = _mm_getcsr();
+  constexpr unsigned kFlushToZero = 0x8000, kDenormalsAreZero = 0x0040, kRoundTowardZero = 0x6000;
+  _mm_setcsr(saved | kFlushToZero | kDenormalsAreZero | kRoundTowardZero);
+  compareFusedSum<DataType::Float64>(2, false);
+  compareFusedSum<DataType::Float32>(2, false);
+  _mm_setcsr(saved);
+}
+#endif
 
 BOOST_AUTO_TEST_CASE(vector_steps_give_the_scalar_bits) {
   compareVectorSteps<DataType::Float64>();
