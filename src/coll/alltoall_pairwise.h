@@ -27,7 +27,7 @@ CHORUS_HOST_DEVICE void alltoallOneRound(const CollArgs &a, Prims &prims) {
     prims.connect1(-1, to);
     prims.send(src + blockAt(a, to), a.count);
   }
-  if (src != dst) prims.localCopy(src + blockAt(a, r), dst + blockAt(a, r), a.count);
+  if (src != dst && !a.skipOwnBlock) prims.localCopy(src + blockAt(a, r), dst + blockAt(a, r), a.count);
   for (int k = 1; k < n && prims.ok(); ++k) {
     const int from = mod(r - k, n);
     prims.connect1(from, -1);
@@ -44,7 +44,7 @@ CHORUS_HOST_DEVICE void alltoallPairwise(const CollArgs &a, Prims &prims) {
     const int partner = pairwisePartner(k, a.rank, a.nranks);
     const size_t block = blockAt(a, partner);
     if (partner == a.rank) {
-      for (size_t off = 0; off < a.count; off += a.sliceElems)
+      for (size_t off = 0; off < a.count && !a.skipOwnBlock; off += a.sliceElems)
         prims.localCopy(src + blockAt(a, a.rank) + off, dst + blockAt(a, a.rank) + off,
                         minSize(a.sliceElems, a.count - off));
       continue;

@@ -35,7 +35,7 @@ void alltoallSingleCopy(const CollArgs &a, Prims &prims) {
     prims.connect1(-1, mod(r + k, n));
     prims.send(reinterpret_cast<const T *>(&where), sizeof where);
   }
-  for (size_t off = 0; off < a.count; off += a.sliceElems)
+  for (size_t off = 0; off < a.count && !a.skipOwnBlock; off += a.sliceElems)
     prims.localCopy(src + blockAt(a, r) + off, dst + blockAt(a, r) + off, minSize(a.sliceElems, a.count - off));
   // Copy from each peer as soon as its address is here, in whatever order
   // they come: with ranks sharing cores, the next peer in line may not

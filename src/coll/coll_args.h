@@ -30,6 +30,9 @@ struct CollArgs {
   // block 0 and `count` is its piece, while the blocks stay the call's
   // count apart.
   size_t blockStride = 0;
+  // Alltoall: this rank's own block is not copied to recvbuf (the caller
+  // reads it from sendbuf; the exact mode's owners do).
+  bool skipOwnBlock = false;
 };
 
 // Where rank `block`'s block starts in a buffer of one block per rank.

@@ -43,7 +43,7 @@ constexpr size_t kExactGatherTotalBytes = 256 * 1024;
 // (the pass's size is not the call's) and tagged as its own call, so that a
 // rank in another pass is a mismatch, not a misread.
 Status runPass(HostChannel &ch, const PlanShape &shape, Coll coll, DataType type, size_t elemSize, RedOp op,
-               size_t count, const void *send, void *recv, int root) {
+               size_t count, const void *send, void *recv, int root, bool skipOwnBlock = false) {
   const size_t planBytes = count * elemSize;  // (one rank's block for allgather and reduce-scatter)
   Plan plan = planCollective(coll, planBytes, shape);
   if (plan.algo == Algo::Publish && !ch.publish) plan.algo = Algo::Ring;
@@ -57,6 +57,7 @@ Status runPass(HostChannel &ch, const PlanShape &shape, Coll coll, DataType type
   pass.sendbuf = send;
   pass.recvbuf = recv;
   pass.root = root;
+  pass.skipOwnBlock = skipOwnBlock;
   hostBeginCall(ch, coll, plan.algo, ch.seq, hostCallArgs(planBytes * 3 + 1, int(type), int(op), root));
   return hostExecute(ch, pass);
 }
@@ -133,12 +134,17 @@ StepTable stepTable(DataType t) {
 // `out`, a step at a time over whole vectors so that the steps run in
 // vector registers: the keys' maximum, each rank's limbs added into the
 // sums as they are made (as int64, wrapping: the same bits in any order),
-// the rounding; where the CPU allows, all three fused per element.
+// the rounding; where the CPU allows, all three fused per element.  When
+// `own` is given, rank ownRank's vector is there instead (an owner's own
+// piece, read where the user left it).
 void sumContributions(const StepTable &steps, const ExactFormat &f, const unsigned char *gathered, size_t stride,
-                      size_t first, size_t len, int nranks, uint64_t divisor, unsigned char *out) {
+                      size_t first, size_t len, int nranks, uint64_t divisor, unsigned char *out, int ownRank = -1,
+                      const unsigned char *own = nullptr) {
   ExactScratch &s = t_scratch;
   const size_t bytes = size_t(f.bytes);
-  const auto vectorOf = [&](int r) { return gathered + (size_t(r) * stride + first) * bytes; };
+  const auto vectorOf = [&](int r) {
+    return r == ownRank && own ? own : gathered + (size_t(r) * stride + first) * bytes;
+  };
   if (divisor <= 1) {
     s.vectors.resize(size_t(nranks));
     for (int r = 0; r < nranks; ++r) s.vectors[size_t(r)] = vectorOf(r);
@@ -207,21 +213,29 @@ Status exactChunk(HostChannel &ch, const CollRequest &req, const PlanShape &shap
     memset(s.values.data() + n * bytes, 0, (padded - n) * bytes);
     send = s.values.data();
   }
+  // This rank's own piece stays where it is: the sums read it there.
   s.results.resize(padded * bytes);
-  st = runPass(ch, shape, Coll::Alltoall, DataType::Bytes, bytes, RedOp::Sum, block, send, s.results.data(), 0);
+  st = runPass(ch, shape, Coll::Alltoall, DataType::Bytes, bytes, RedOp::Sum, block, send, s.results.data(), 0, true);
   if (st != Status::Ok) return st;
+  const unsigned char *ownPiece = send + size_t(ch.rank) * block * bytes;
   if (coll == Coll::ReduceScatter) {
-    sumContributions(steps, f, s.results.data(), block, 0, block, ch.nranks, divisor, out);
+    sumContributions(steps, f, s.results.data(), block, 0, block, ch.nranks, divisor, out, ch.rank, ownPiece);
     return Status::Ok;
   }
-  s.mine.resize(block * bytes);
-  sumContributions(steps, f, s.results.data(), block, 0, block, ch.nranks, divisor, s.mine.data());
   // The blocks' results to every rank (a reduce's non-roots drop them:
-  // their recvbuf is not theirs to write).
+  // their recvbuf is not theirs to write).  Where the results land in
+  // `out` whole, this rank's block is summed into its place there and the
+  // allgather runs in place (no copy of it).
   const bool mine = coll == Coll::Allreduce || ch.rank == req.root;
   const bool direct = mine && padded == n;
-  st = runPass(ch, shape, Coll::Allgather, DataType::Bytes, bytes, RedOp::Sum, block, s.mine.data(),
-               direct ? out : s.results.data(), 0);
+  unsigned char *gathered = direct ? out : s.results.data();
+  unsigned char *own = gathered + size_t(ch.rank) * block * bytes;
+  if (!direct) {
+    s.mine.resize(block * bytes);
+    own = s.mine.data();
+  }
+  sumContributions(steps, f, s.results.data(), block, 0, block, ch.nranks, divisor, own, ch.rank, ownPiece);
+  st = runPass(ch, shape, Coll::Allgather, DataType::Bytes, bytes, RedOp::Sum, block, own, gathered, 0);
   if (st == Status::Ok && mine && !direct) memcpy(out, s.results.data(), n * bytes);
   return st;
 }

@@ -20,6 +20,7 @@ struct CollRequest {
   // Non-null when the element type has gaps that the receive buffer's
   // owner keeps (MPI_DOUBLE_INT...): the executors stage the result.
   const TypeLayout *gaps = nullptr;
+  bool skipOwnBlock = false;  // see CollArgs
 };
 
 Status hostExecute(HostChannel &ch, const CollRequest &req);

@@ -48,6 +48,7 @@ inline CollArgs makeArgs(const HostChannel &ch, const CollRequest &req, size_t e
   a.ringOrder = ch.ringOrder;
   a.ringWhere = ch.ringWhere;
   a.nodes = ch.nodes;
+  a.skipOwnBlock = req.skipOwnBlock;
   return a;
 }
 
