@@ -101,7 +101,7 @@ struct Lanes {
   // exactLimbs, aligned to the key's exponent `top` (key >> 1).
   CHORUS_AVX512_INLINE static void limbs(__m512i bits, __m512i top, __m512i *limb) {
     constexpr int64_t windowLessPrecision = kExactLimbBits * L - (f.mantissaBits + 1);
-    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1), ones = _mm512_set1_epi64(-1);
+    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1);
     const __m512i expMaskV = _mm512_set1_epi64(expMask);
     const __m512i exponent = _mm512_and_si512(_mm512_srli_epi64(bits, f.mantissaBits), expMaskV);
     const __m512i negative = _mm512_and_si512(_mm512_srli_epi64(bits, signShift), one);
@@ -115,17 +115,7 @@ struct Lanes {
     // element's largest) are first rounded to its unit, nearest, ties to
     // even; the common case skips that arithmetic.
     __m512i scale = shift, rounded = m;
-    if (_mm512_cmplt_epi64_mask(shift, zero)) {
-      const __m512i drop = _mm512_max_epi64(_mm512_sub_epi64(zero, shift), zero);
-      scale = _mm512_max_epi64(shift, zero);
-      const __m512i q = _mm512_srlv_epi64(m, drop);
-      const __m512i rest = _mm512_and_si512(m, _mm512_sub_epi64(_mm512_sllv_epi64(one, drop), one));
-      const __m512i halfBit = _mm512_sllv_epi64(one, _mm512_sub_epi64(drop, one));  // 0 for drop 0 and above 64
-      const __m512i half = _mm512_mask_mov_epi64(halfBit, _mm512_cmpeq_epi64_mask(halfBit, zero), ones);
-      const __mmask8 up = _mm512_cmpgt_epu64_mask(rest, half) |
-                          (_mm512_cmpeq_epu64_mask(rest, half) & _mm512_test_epi64_mask(q, one));
-      rounded = _mm512_mask_add_epi64(q, up, q, one);
-    }
+    if (_mm512_cmplt_epi64_mask(shift, zero)) roundIntoWindow(scale, rounded);
     // Infinities and NaN (the element's key says so): a count in the first
     // limb, 21 bits a field; the common case skips that too.
     const __mmask8 special = _mm512_cmpeq_epi64_mask(top, expMaskV);
@@ -166,6 +156,23 @@ struct Lanes {
     return Words == 1 ? 1 : W + (nranks <= 2 ? 1 : 21) <= 127 ? 2 : 3;
   }
 
+  // Lanes whose magnitude m would sit below the window (shift < 0, more
+  // than its width below the element's largest contribution): m rounded to
+  // the window's unit, nearest, ties to even, as exactLimbs does, and the
+  // shift clamped to 0.
+  CHORUS_AVX512_INLINE static void roundIntoWindow(__m512i &shift, __m512i &m) {
+    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1), ones = _mm512_set1_epi64(-1);
+    const __m512i drop = _mm512_max_epi64(_mm512_sub_epi64(zero, shift), zero);
+    shift = _mm512_max_epi64(shift, zero);
+    const __m512i q = _mm512_srlv_epi64(m, drop);
+    const __m512i rest = _mm512_and_si512(m, _mm512_sub_epi64(_mm512_sllv_epi64(one, drop), one));
+    const __m512i halfBit = _mm512_sllv_epi64(one, _mm512_sub_epi64(drop, one));  // 0 for drop 0 and above 64
+    const __m512i half = _mm512_mask_mov_epi64(halfBit, _mm512_cmpeq_epi64_mask(halfBit, zero), ones);
+    const __mmask8 up = _mm512_cmpgt_epu64_mask(rest, half) |
+                        (_mm512_cmpeq_epu64_mask(rest, half) & _mm512_test_epi64_mask(q, one));
+    m = _mm512_mask_add_epi64(q, up, q, one);
+  }
+
   // The biased exponent of each lane.
   CHORUS_AVX512_INLINE static __m512i exponentOf(__m512i bits) {
     return _mm512_and_si512(_mm512_srli_epi64(bits, f.mantissaBits), _mm512_set1_epi64(expMask));
@@ -176,26 +183,14 @@ struct Lanes {
   // The same integer as exactLimbs' digits, below-window rounding included.
   template <int AccW>
   CHORUS_AVX512_INLINE static void add(__m512i bits, __m512i base, Acc &p, Acc &n) {
-    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1), ones = _mm512_set1_epi64(-1);
+    const __m512i zero = _mm512_setzero_si512(), one = _mm512_set1_epi64(1);
     const __m512i exponent = exponentOf(bits);
     const __mmask8 negative = _mm512_test_epi64_mask(bits, _mm512_set1_epi64(int64_t(uint64_t(1) << signShift)));
     const __m512i fraction = _mm512_and_si512(bits, _mm512_set1_epi64((int64_t(1) << f.mantissaBits) - 1));
     const __mmask8 normal = _mm512_test_epi64_mask(exponent, exponent);
     __m512i m = _mm512_mask_or_epi64(fraction, normal, fraction, _mm512_set1_epi64(int64_t(1) << f.mantissaBits));
     __m512i shift = _mm512_add_epi64(base, _mm512_max_epi64(exponent, one));
-    if (_mm512_cmplt_epi64_mask(shift, zero)) {
-      // Below the window (rare): m rounded to its unit first, nearest, ties
-      // to even, as exactLimbs does.
-      const __m512i drop = _mm512_max_epi64(_mm512_sub_epi64(zero, shift), zero);
-      shift = _mm512_max_epi64(shift, zero);
-      const __m512i q = _mm512_srlv_epi64(m, drop);
-      const __m512i rest = _mm512_and_si512(m, _mm512_sub_epi64(_mm512_sllv_epi64(one, drop), one));
-      const __m512i halfBit = _mm512_sllv_epi64(one, _mm512_sub_epi64(drop, one));  // 0 for drop 0 and above 64
-      const __m512i half = _mm512_mask_mov_epi64(halfBit, _mm512_cmpeq_epi64_mask(halfBit, zero), ones);
-      const __mmask8 up = _mm512_cmpgt_epu64_mask(rest, half) |
-                          (_mm512_cmpeq_epu64_mask(rest, half) & _mm512_test_epi64_mask(q, one));
-      m = _mm512_mask_add_epi64(q, up, q, one);
-    }
+    if (_mm512_cmplt_epi64_mask(shift, zero)) roundIntoWindow(shift, m);  // rare
     __m512i word[Words];
     word[0] = _mm512_sllv_epi64(m, shift);  // counts of 64 and more give 0
     if constexpr (Words == 2) {
