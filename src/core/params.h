@@ -85,7 +85,8 @@ enum class ParamScope { Local, Agreed };
     "another machine. Rings and trees then follow that machine's hardware.")                     \
   X(TopoDumpFile, Choice, Local, "CHORUS_TOPO_DUMP_FILE", "", "",                                        \
     "Write the hardware topology Chorus reads (hwloc XML, I/O devices included) to this file, "   \
-    "for CHORUS_TOPO_FILE elsewhere or to attach to a bug report.")                              \
+    "for CHORUS_TOPO_FILE elsewhere or to attach to a bug report. Mode 0600; a link, a file that " \
+    "is not regular or another user's file at the path is refused with a warning.")              \
   X(TraceDepth, Integer, Local, "CHORUS_TRACE_DEPTH", "64", "0..1000000",                                \
     "Collectives each communicator's flight recorder keeps (0: none). The recorder is written "   \
     "to CHORUS_TRACE_FILE when a collective fails, on SIGUSR1 and on MPIX_Comm_gpu_trace_dump; "  \

@@ -294,11 +294,32 @@ Status fromHwloc(hwloc_topology_t topo, const std::string &source, NodeTopology 
 
 // Write the topology where CHORUS_TOPO_DUMP_FILE says, through a temporary
 // file renamed into place, so that ranks dumping at once never interleave.
+// Written as this process's own file (core/log.h, openOwnFile): never
+// through a link planted at the path, nor over another user's file, mode
+// 0600; hwloc's own export would fopen the path (or a temporary beside it)
+// and follow a link there.
 void dumpXml(hwloc_topology_t topo, const char *path) {
-  const std::string tmp = std::string(path) + "." + std::to_string(getpid()) + ".tmp";
-  if (hwloc_topology_export_xml(topo, tmp.c_str(), 0) != 0 || rename(tmp.c_str(), path) != 0) {
-    CHORUS_WARN("CHORUS_TOPO_DUMP_FILE=%s: cannot write the topology: %s", path, strerror(errno));
-    unlink(tmp.c_str());
+  char *xml = nullptr;
+  int len = 0;
+  if (hwloc_topology_export_xmlbuffer(topo, &xml, &len, 0) != 0 || len <= 0) {
+    CHORUS_WARN("CHORUS_TOPO_DUMP_FILE=%s: hwloc cannot export the topology: %s", path, strerror(errno));
+    return;
+  }
+  const size_t bytes = strnlen(xml, size_t(len));  // hwloc counts the final NUL
+  int err = 0;
+  const int fd = openOwnFile(path, false);
+  if (fd < 0) err = errno;
+  for (size_t done = 0; fd >= 0 && !err && done < bytes;) {
+    const ssize_t wrote = write(fd, xml + done, bytes - done);
+    if (wrote > 0) done += size_t(wrote);
+    else if (wrote < 0 && errno != EINTR) err = errno;
+    else if (wrote == 0) err = EIO;
+  }
+  if (fd >= 0 && close(fd) != 0 && !err) err = errno;
+  hwloc_free_xmlbuffer(topo, xml);
+  if (err) {
+    CHORUS_WARN("CHORUS_TOPO_DUMP_FILE=%s: cannot write the topology: %s%s", path, strerror(err),
+                err == ELOOP || err == EPERM ? " (a link, not a regular file, or not this user's file: refused)" : "");
     return;
   }
   CHORUS_INFO(kSubsysTopo, "topology written to %s", path);

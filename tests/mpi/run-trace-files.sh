@@ -2,12 +2,13 @@
 # run-trace-files.sh MODE: trace and debug files against what a hostile
 # local user plants at their predictable names, a name too long, a full
 # disk, and a rank that finalized (test_trace_files, 2 ranks).  Modes:
-#   links    a symbolic link at rank 0's trace file and at the debug file
-#            (CHORUS_DEBUG_FILE), a FIFO at rank 1's trace file: nothing is
-#            written through the links, nobody blocks on the FIFO, the dumps
-#            fail naming the cause.
+#   links    a symbolic link at rank 0's trace file, at the debug file
+#            (CHORUS_DEBUG_FILE) and at the topology dump
+#            (CHORUS_TOPO_DUMP_FILE), a FIFO at rank 1's trace file: nothing
+#            is written through the links, nobody blocks on the FIFO, the
+#            dumps fail naming the cause.
 #   foreign  (root only, else skipped) files owned by nobody at both trace
-#            paths and at the debug path: left as they were.
+#            paths, the debug path and the topology dump: left as they were.
 #   long     a trace file name over 511 characters: a warning at start and a
 #            failed dump, not a file at a cut name.
 #   limits   a dump is mode 0600 and whole; past the file size limit it fails.
@@ -36,20 +37,22 @@ case $mode in
   links)
     plant "$dir/victim" "$(id -un)"
     plant "$dir/victim-log" "$(id -un)"
+    plant "$dir/victim-topo" "$(id -un)"
     ln -s "$dir/victim" "$dir/trace-0.txt"
     mkfifo "$dir/trace-1.txt" || exit 99
     ln -s "$dir/victim-log" "$dir/debug.txt"
-    CHORUS_DEBUG_FILE=$dir/debug.txt CHORUS_DEBUG=INFO
+    ln -s "$dir/victim-topo" "$dir/topo.xml"
+    CHORUS_DEBUG_FILE=$dir/debug.txt CHORUS_DEBUG=INFO CHORUS_TOPO_DUMP_FILE=$dir/topo.xml
     TEST_EXPECT_0="Too many levels of symbolic links" TEST_EXPECT_1="Operation not permitted"
-    export CHORUS_DEBUG_FILE CHORUS_DEBUG TEST_EXPECT_0 TEST_EXPECT_1
+    export CHORUS_DEBUG_FILE CHORUS_DEBUG CHORUS_TOPO_DUMP_FILE TEST_EXPECT_0 TEST_EXPECT_1
     prog=refuse ;;
   foreign)
     [ "$(id -u)" = 0 ] || { echo "skipped: planting files of another user needs root"; exit 77; }
     id nobody >/dev/null 2>&1 || { echo "skipped: no user nobody"; exit 77; }
-    for f in trace-0.txt trace-1.txt debug.txt; do plant "$dir/$f" nobody; done
-    CHORUS_DEBUG_FILE=$dir/debug.txt CHORUS_DEBUG=INFO
+    for f in trace-0.txt trace-1.txt debug.txt topo.xml; do plant "$dir/$f" nobody; done
+    CHORUS_DEBUG_FILE=$dir/debug.txt CHORUS_DEBUG=INFO CHORUS_TOPO_DUMP_FILE=$dir/topo.xml
     TEST_EXPECT_0="Operation not permitted" TEST_EXPECT_1="Operation not permitted"
-    export CHORUS_DEBUG_FILE CHORUS_DEBUG TEST_EXPECT_0 TEST_EXPECT_1
+    export CHORUS_DEBUG_FILE CHORUS_DEBUG CHORUS_TOPO_DUMP_FILE TEST_EXPECT_0 TEST_EXPECT_1
     prog=refuse ;;
   long)
     # Directories that exist, so that a name cut at 511 characters could be
@@ -89,12 +92,15 @@ case $mode in
   links)
     intact "$dir/victim" "$(id -un)" "the target of the trace file's link"
     intact "$dir/victim-log" "$(id -un)" "the target of the debug file's link"
-    [ -L "$dir/trace-0.txt" ] && [ -L "$dir/debug.txt" ] && [ -p "$dir/trace-1.txt" ] ||
+    intact "$dir/victim-topo" "$(id -un)" "the target of the topology dump's link"
+    [ -L "$dir/trace-0.txt" ] && [ -L "$dir/debug.txt" ] && [ -p "$dir/trace-1.txt" ] && [ -L "$dir/topo.xml" ] ||
       { echo "FAIL: a planted link or FIFO was replaced"; exit 1; }
     grep -q "CHORUS WARN.*CHORUS_DEBUG_FILE = $dir/debug.txt: cannot write .*symbolic link" "$log" ||
-      { echo "FAIL: no warning that the debug file is a link"; exit 1; } ;;
+      { echo "FAIL: no warning that the debug file is a link"; exit 1; }
+    grep -q "CHORUS WARN.*CHORUS_TOPO_DUMP_FILE=$dir/topo.xml: cannot write the topology: .*symbolic link" "$log" ||
+      { echo "FAIL: no warning that the topology dump is a link"; exit 1; } ;;
   foreign)
-    for f in trace-0.txt trace-1.txt debug.txt; do intact "$dir/$f" nobody "$f, owned by nobody"; done
+    for f in trace-0.txt trace-1.txt debug.txt topo.xml; do intact "$dir/$f" nobody "$f, owned by nobody"; done
     grep -q "CHORUS WARN.*CHORUS_DEBUG_FILE = $dir/debug.txt: cannot write" "$log" ||
       { echo "FAIL: no warning that the debug file is not ours"; exit 1; } ;;
   agreed)
