@@ -492,8 +492,8 @@ Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req,
     snprintf(errText, errLen, "kernel launch failed (the WARN line above names the CUDA error)");
     return s;
   }
-  CHORUS_TRACE(kSubsysCuda, "%s: %zu B on %d channel(s), %s protocol", collName(req.coll), bytes, nch,
-               lr.proto == Proto::LL ? "LL" : "Simple");
+  CHORUS_TRACE(kSubsysCuda, "%s: %zu B on %d channel(s) of %d threads, %s protocol", collName(req.coll), bytes, nch,
+               kCudaThreads, lr.proto == Proto::LL ? "LL" : "Simple");
   if (!blocking) return Status::Ok;
   cudaError_t e = cudaStreamSynchronize(stream);
   if (e != cudaSuccess) {

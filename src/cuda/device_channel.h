@@ -6,6 +6,11 @@
 #include "core/common.h"
 #include "transport/fifo.h"
 
+#ifdef CHORUS_CUDA_EMULATION
+#include <cstdlib>
+#include <cstring>
+#endif
+
 namespace chorus {
 
 // Sizes of the device engine, designed from Little's law (bytes in flight =
@@ -30,13 +35,25 @@ namespace chorus {
 // proves no instantiation spills.  The CPU emulation (src/cuda/emu) runs
 // each thread as a host thread, so it takes a single warp's worth (still
 // enough that every loop strides and every barrier waits for others) and
-// 4 channels (4 ranks x 4 blocks x 32 threads on 2 cores).
+// 4 channels (4 ranks x 4 blocks x 32 threads on 2 cores), unless
+// CHORUS_EMU_GEOMETRY=shipping asks for the GPU's 512 x 16 (8192 host
+// threads a rank: slow, one CI case, tests/gpu/geometry.sh), so that the
+// geometry a GPU runs executes somewhere.
 #ifdef CHORUS_CUDA_EMULATION
-constexpr int kCudaThreads = 32;
-constexpr int kCudaMaxChannels = 4;
+inline bool cudaEmuShippingGeometry() {
+  static const bool shipping = [] {
+    const char *g = getenv("CHORUS_EMU_GEOMETRY");
+    return g && strcmp(g, "shipping") == 0;
+  }();
+  return shipping;
+}
+inline const int kCudaThreads = cudaEmuShippingGeometry() ? 512 : 32;
+inline const int kCudaMaxChannels = cudaEmuShippingGeometry() ? 16 : 4;
+#define CHORUS_CUDA_GEOMETRY_CONST inline const
 #else
 constexpr int kCudaThreads = 512;
 constexpr int kCudaMaxChannels = 16;  // blocks (channels) per collective
+#define CHORUS_CUDA_GEOMETRY_CONST constexpr
 #endif
 constexpr size_t kCudaSlotBytes = 128 * 1024;
 constexpr int kCudaSlots = 4;
@@ -46,7 +63,7 @@ constexpr int kCudaSlots = 4;
 // SM's loads partly idle, so the block collectives (allgather,
 // reduce-scatter, alltoall) give a channel no less than one round of each
 // rank's block (cuda_executor.cc).
-constexpr size_t kCudaRoundBytes = size_t(kCudaThreads) * 4 * 16;
+CHORUS_CUDA_GEOMETRY_CONST size_t kCudaRoundBytes = size_t(kCudaThreads) * 4 * 16;
 // Device FIFO memory per rank above which a communicator gets fewer channels.
 constexpr size_t kCudaFifoBudget = size_t(160) << 20;
 

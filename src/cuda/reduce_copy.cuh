@@ -42,7 +42,9 @@ namespace devprims {
 // x 16 KiB of stores, ~260 GB/s by Little's law); every other op, and the
 // copy collectives, keep 4.
 constexpr int kUnroll = 4;
+#ifndef CHORUS_CUDA_EMULATION  // (there the geometry is chosen at run time, device_channel.h)
 static_assert(kCudaRoundBytes == size_t(kCudaThreads) * kUnroll * 16, "device_channel.h sizes channels by this round");
+#endif
 template <typename Func>
 struct LongFold {
   static constexpr bool value = Func::kNeedsFinalize;

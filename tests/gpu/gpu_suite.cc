@@ -219,4 +219,18 @@ void runSuite() {
   }
 }
 
+// 16 slots of Simple and one float more: allreduce, reduce and bcast take
+// a channel per slot of the vector, the block collectives one per round
+// of loads (32 KiB at 512 threads) of a rank's block, so every collective
+// fills the 16 channels of a GPU build, with a ragged last piece.
+void runGeometrySuite() {
+  const TypeInfo flt{"float", MPI_FLOAT, 4, Kind::Float, 0, 0};
+  const OpInfo sum{"sum", MPI_SUM, Gen::Sum, false, false};
+  const size_t count = 16 * kSlotBytes / 4 + 1;
+  for (Coll c : {Coll::Allreduce, Coll::Reduce, Coll::ReduceScatter})
+    runCase(Case{c, &flt, &sum, count, g_size - 1}, seedOf(c, 200, 0, count), false);
+  for (Coll c : {Coll::Bcast, Coll::Allgather, Coll::Alltoall})
+    runCase(Case{c, &flt, nullptr, count, g_size - 1}, seedOf(c, 201, 0, count), false);
+}
+
 }  // namespace gpu_test

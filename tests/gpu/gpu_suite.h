@@ -111,6 +111,9 @@ std::vector<char> download(const char *d, size_t bytes);
 // ---- gpu_suite.cc, gpu_streams.cc -----------------------------------------------------
 
 void runSuite();
+// One case of each collective, sized to spread over the most channels
+// (tests/gpu/geometry.sh runs it in the shipping geometry on the emulation).
+void runGeometrySuite();
 void testGraphCapture();
 void testTwoCommunicators();
 void testStalledPeer();

@@ -89,6 +89,8 @@ int main(int argc, char **argv) {
 
   if (argc > 1 && !strcmp(argv[1], "--stalled-peer")) {
     testStalledPeer();
+  } else if (argc > 1 && !strcmp(argv[1], "--geometry")) {
+    runGeometrySuite();
   } else {
     runSuite();
     // After the suite: capture needs the GPU resources set up by an earlier call.
