@@ -23,7 +23,8 @@ namespace chorus {
 struct CudaState {
   int device = -1;
   int nchannels = kCudaMaxChannels;
-  size_t slotBytes = kCudaSlotBytes;
+  size_t slotBytes = kCudaSlotBytes;  // Simple's; LL's are llSlotBytes
+  size_t llSlotBytes = kCudaLLSlotBytes;
   int nslots = kCudaSlots;
   CudaIpcState *ipc = nullptr;
   char *fifos = nullptr;             // this rank's inbound FIFOs, exported by cuda_ipc (device memory)
@@ -52,20 +53,32 @@ namespace {
 // in the tens of KiB.
 constexpr size_t kLLMaxBytes = 64 * 1024;
 
-size_t fifoBytes(const CudaState &st) { return fifoFootprint(st.slotBytes, st.nslots); }
-
 // Each protocol has FIFOs of its own.  An LL receiver trusts a line whose
 // flag equals the message number; a slot that last carried Simple data could
 // hold that value by chance, so the protocols never share slot memory (nor
 // the message counters).
 constexpr int kProtos = int(Proto::Count);
 
+size_t slotBytesOf(const CudaState &st, int proto) { return proto == int(Proto::LL) ? st.llSlotBytes : st.slotBytes; }
+// A device FIFO is a header and its slots: the inline slots of host FIFOs
+// (transport/fifo.h) serve the host primitives only, and the kernels never
+// touch them (they were 32 KiB of every device FIFO).
+size_t fifoBytes(const CudaState &st, int proto) { return fifoHeaderBytes() + slotBytesOf(st, proto) * size_t(st.nslots); }
+FifoEnd deviceFifoEnd(char *base, size_t slotBytes, int nslots, int peer) {
+  FifoEnd e = makeFifoEnd(base, slotBytes, nslots, peer);
+  e.inlineSlots = nullptr;
+  e.slots = base + fifoHeaderBytes();
+  return e;
+}
+// One channel's FIFOs from one peer, both protocols.
+size_t fifoPairBytes(const CudaState &st) { return fifoBytes(st, 0) + fifoBytes(st, 1); }
+
 // Channels this communicator sets up: kCudaMaxChannels while its FIFOs (one
 // per peer, channel and protocol) fit in kCudaFifoBudget, fewer beyond, so
-// that memory does not grow with nranks x channels: 16 channels up to 9
-// ranks, 9 at 16 ranks, 4 at 32 (device_channel.h).  The same on every rank.
+// that memory does not grow with nranks x channels: 16 channels up to 18
+// ranks, 9 at 32, 4 at 72 (device_channel.h).  The same on every rank.
 int channelsFor(const CudaState &st, int nranks) {
-  const size_t perChannel = fifoBytes(st) * size_t(kProtos) * size_t(nranks);
+  const size_t perChannel = fifoPairBytes(st) * size_t(nranks > 1 ? nranks - 1 : 1);
   const size_t fit = kCudaFifoBudget / perChannel;
   return int(fit < 1 ? 1 : fit > size_t(kCudaMaxChannels) ? size_t(kCudaMaxChannels) : fit);
 }
@@ -117,9 +130,16 @@ int channelsForCall(const CudaState &st, Coll coll, size_t bytes, size_t capacit
   return int(want < size_t(st.nchannels) ? want : size_t(st.nchannels));
 }
 
-// FIFOs per rank in the IPC region: [proto][channel][peer].
-size_t fifoIndex(const CudaState &st, int nranks, int proto, int channel, int peer) {
-  return (size_t(proto) * st.nchannels + channel) * nranks + peer;
+// A rank's region holds its inbound FIFOs, [proto][channel][peer], the
+// peers being every rank but itself: peer p's place in owner's region.
+size_t peerSlot(int peer, int owner) { return size_t(peer < owner ? peer : peer - 1); }
+size_t fifoOffset(const CudaState &st, int nranks, int proto, int channel, size_t place) {
+  const size_t peers = size_t(nranks > 1 ? nranks - 1 : 1);
+  const size_t protoBase = proto == 0 ? 0 : fifoBytes(st, 0) * size_t(st.nchannels) * peers;
+  return protoBase + (size_t(channel) * peers + place) * fifoBytes(st, proto);
+}
+size_t fifoRegionBytes(const CudaState &st, int nranks) {
+  return fifoPairBytes(st) * size_t(st.nchannels) * size_t(nranks > 1 ? nranks - 1 : 1);
 }
 
 template <typename T>
@@ -149,10 +169,10 @@ Status buildChannels(PeerLinks &ctx, CudaState &st) {
         }
         // My outbound FIFO to p lives in p's region at my index; my inbound
         // FIFO from p in mine at p's index.
-        char *peerBase = cudaIpcPeer(*st.ipc, p) + fifoBytes(st) * fifoIndex(st, n, proto, c, ctx.rank);
-        char *localBase = cudaIpcLocal(*st.ipc) + fifoBytes(st) * fifoIndex(st, n, proto, c, p);
-        send[p] = makeFifoEnd(peerBase, st.slotBytes, st.nslots, p);
-        recv[p] = makeFifoEnd(localBase, st.slotBytes, st.nslots, p);
+        char *peerBase = cudaIpcPeer(*st.ipc, p) + fifoOffset(st, n, proto, c, peerSlot(ctx.rank, p));
+        char *localBase = cudaIpcLocal(*st.ipc) + fifoOffset(st, n, proto, c, peerSlot(p, ctx.rank));
+        send[p] = deviceFifoEnd(peerBase, slotBytesOf(st, proto), st.nslots, p);
+        recv[p] = deviceFifoEnd(localBase, slotBytesOf(st, proto), st.nslots, p);
       }
       FifoEnd *devSend = st.devEnds + ch * 2 * n;
       // Both protocols' blocks of channel c share its scratch: kernels on a
@@ -182,7 +202,7 @@ Status localSetup(PeerLinks &ctx, CudaState &st, PeerInfo &self) {
   CHORUS_CUDACHECK(cudaStreamCreateWithFlags(&st.setupStream, cudaStreamNonBlocking));
   // From the pool: a communicator's freed FIFOs are reused by the next one
   // (cudaIpcSetup clears them), and freed only while no kernel runs.
-  const size_t fifoRegion = fifoBytes(st) * size_t(kProtos) * st.nchannels * ctx.nranks;
+  const size_t fifoRegion = fifoRegionBytes(st, ctx.nranks);
   CHORUS_CHECK(takeDevice(fifoRegion, &st.fifos));
   CHORUS_CHECK(cudaIpcSetup(st.fifos, fifoRegion, st.setupStream, self, &st.ipc));
   CHORUS_CUDACHECK(cudaEventCreateWithFlags(&st.lastLaunch, cudaEventDisableTiming));
@@ -215,15 +235,15 @@ Status createState(PeerLinks &ctx, CudaAttachment &cuda) {
   // FIFOs by different slot sizes or counts (two builds in one job) would
   // read each other's data as garbage.  Min and max of a digest in the same
   // reduction (the max as the min of its negation).
-  const int64_t geometry = int64_t(kCudaSlotBytes) * 1000003 + int64_t(kCudaSlots) * 10007 +
+  const int64_t geometry = int64_t(kCudaSlotBytes) * 1000003 + int64_t(kCudaLLSlotBytes) * 131 + int64_t(kCudaSlots) * 10007 +
                            int64_t(kCudaThreads) * 101 + int64_t(kCudaMaxChannels) + int64_t(sizeof(FifoEnd)) * 7;
   const int64_t agree[3] = {mine, geometry, -geometry};
   int64_t agreed[3] = {0, 0, 0};
   CHORUS_MPICHECK(MPI_Allreduce(agree, agreed, 3, MPI_INT64_T, MPI_MIN, ctx.comm));
   if (agreed[1] != -agreed[2]) {
-    CHORUS_WARN("rank %d: the device FIFO geometry differs between ranks (here %d slots of %zu bytes, %d threads and "
-                "up to %d channels per collective): every rank must run the same Chorus build",
-                ctx.rank, kCudaSlots, kCudaSlotBytes, kCudaThreads, kCudaMaxChannels);
+    CHORUS_WARN("rank %d: the device FIFO geometry differs between ranks (here %d slots of %zu bytes, LL's of %zu, %d "
+                "threads and up to %d channels per collective): every rank must run the same Chorus build",
+                ctx.rank, kCudaSlots, kCudaSlotBytes, kCudaLLSlotBytes, kCudaThreads, kCudaMaxChannels);
     return Status::InvalidArgument;
   }
   const int fit = int(agreed[0]);
@@ -256,8 +276,10 @@ Status createState(PeerLinks &ctx, CudaAttachment &cuda) {
     return s != Status::Ok ? s : Status::Aborted;
   }
   cuda.state = st;
-  CHORUS_INFO(kSubsysCuda, "CUDA executor ready on GPU %d: %d channels x %d slots of %zu bytes per peer", st->device,
-              st->nchannels, st->nslots, st->slotBytes);
+  CHORUS_INFO(kSubsysCuda,
+              "CUDA executor ready on GPU %d: %d channels x %d slots of %zu bytes (LL: %zu) per peer, %zu KiB of FIFOs",
+              st->device, st->nchannels, st->nslots, st->slotBytes, st->llSlotBytes,
+              fifoRegionBytes(*st, ctx.nranks) / 1024);
   return Status::Ok;
 }
 
@@ -424,8 +446,10 @@ Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req,
   // An LL line carries 8 data bytes; wider elements (16-byte MINLOC pairs)
   // have Simple kernels only (kernel_table.h).
   lr.proto = elemSize > 8 ? Proto::Simple : pickProto(bytes);
-  const size_t capacity = lr.proto == Proto::LL ? st.slotBytes / 2 : st.slotBytes;
-  const int nch = channelsForCall(st, req.coll, bytes, capacity);
+  const size_t capacity = lr.proto == Proto::LL ? st.llSlotBytes / 2 : st.slotBytes;
+  // Channels as if LL's slots were Simple's size: its smaller slots are
+  // memory saved, not a reason to spread a small message wider.
+  const int nch = channelsForCall(st, req.coll, bytes, lr.proto == Proto::LL ? st.slotBytes / 2 : capacity);
   lr.nblocks = nch;
   DevCollArgs &a = lr.args;
   a.sendbuf = req.sendbuf;
@@ -446,7 +470,7 @@ Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req,
   }
   a.count = count;
   a.sliceElems = capacity / elemSize;
-  a.slotBytes = st.slotBytes;
+  a.slotBytes = slotBytesOf(st, int(lr.proto));
   a.channels = st.devChannels + (lr.proto == Proto::LL ? st.nchannels : 0);
   a.error = st.errDev;
   a.abortFlag = st.abortFlag;

@@ -25,11 +25,11 @@ namespace chorus {
 //    the next GPU in flight, above the ~450 KB the link needs (4 channels,
 //    the old maximum, had ~16 KiB per SM and 64 KiB in all: ~65-110 GB/s);
 //  - 128 KiB slots, 4 per FIFO: a slot is four rounds of a block, and the
-//    FIFO memory per rank, one FIFO per peer, channel and protocol, stays
-//    at 2 x 16 x nranks x 544 KiB: 136 MiB at 8 ranks (the old 256 KiB
-//    slots took 66 MiB at 4 channels and would take 264 MiB at 16);
-//    cuda_executor.cc lowers the channels of larger communicators to keep
-//    it under kCudaFifoBudget.
+//    FIFO memory per rank, one FIFO per peer, channel and protocol (LL's
+//    smaller, kCudaLLSlotBytes), stays at 16 x (nranks - 1) x 576 KiB:
+//    63 MiB at 8 ranks (the old 256 KiB slots took 66 MiB at 4 channels
+//    and would take 264 MiB at 16); cuda_executor.cc lowers the channels
+//    of larger communicators to keep it under kCudaFifoBudget.
 // Threads per block: registers per thread are 65536 / 512 = 128 at one
 // block per SM (__launch_bounds__(kCudaThreads, 1)); scripts/check-ptx.sh
 // proves no instantiation spills.  The CPU emulation (src/cuda/emu) runs
@@ -57,6 +57,17 @@ constexpr int kCudaMaxChannels = 16;  // blocks (channels) per collective
 #endif
 constexpr size_t kCudaSlotBytes = 128 * 1024;
 constexpr int kCudaSlots = 4;
+// LL's slots: LL carries the small messages (up to 64 KiB a call under
+// CHORUS_PROTO=auto, cuda_executor.cc), whose time is latency, so its slots
+// need not hold what keeps a link busy: 4 of 16 KiB (8 KiB of data each,
+// a line being 8 data bytes in 16) keep 32 KiB in flight per link and
+// channel.  Full-size LL slots were a third of the FIFO memory; without
+// them, the host FIFOs' inline slots (32 KiB a FIFO, unused by the
+// kernels) and a FIFO to oneself, 8 GPUs x 16 channels take
+// 16 x 7 x (512 + 64) KiB = 63 MiB a rank, headers included (was
+// 2 x 16 x 8 x 544 KiB = 136 MiB).  A forced LL on a large message runs
+// more, smaller steps.
+constexpr size_t kCudaLLSlotBytes = 16 * 1024;
 // One round of a block's loads of one input: every thread's kUnroll 16-byte
 // vectors (reduce_copy.cuh asserts the 4).  32 KiB at 512 threads, 2 KiB on
 // the emulation.  A channel that moves less than this per step leaves its
