@@ -169,6 +169,8 @@ int perform(ApiCall &call, Context *ctx, CollRequest &req, size_t planBytes, boo
   Plan plan = memo.plan;
   // Publish rings exist on single-node communicators only; the ring stands in.
   if (plan.algo == Algo::Publish && !ctx->channel.publish) plan = {Algo::Ring, "no publish rings across nodes"};
+  // The kernels have no recursive doubling (kernels_impl.cuh runs the ring).
+  if (plan.algo == Algo::RecursiveDoubling && onDevice) plan = {Algo::Ring, "device buffers: the ring"};
   // Cross-memory attach reads host memory only, and not in place (alltoall_single_copy.h).
   if (plan.algo == Algo::SingleCopy && (onDevice || req.sendbuf == req.recvbuf))
     plan = {Algo::Pairwise, onDevice ? "device buffers: no single copy" : "in place: no single copy"};

@@ -49,6 +49,16 @@ namespace {
 //   back to back (13.4-15.4 against tree 14.4-18.3, one-shot 17.3-21.3)
 //   and ties per call; the tree no longer wins anywhere (128 KiB: publish
 //   18.6-19.2, tree 22.1-28.9; per call 18.3-24.8 against 28.6-34.4).
+// 2 ranks again (2026-12-04, after the FIFO and copy work since): above
+//   the one-shot's 64 KiB the ring lost to recursive doubling (one exchange
+//   of the whole vector, folded into recvbuf) at every size, both timings,
+//   3 runs each (CHORUS_ALGO=ring|recursive_doubling chorus_allreduce_perf
+//   -b 64K -e 16M -f 4 -d double -c 0 -I 0 [--sync], -np 2 --bind-to none):
+//   256 KiB 24-26 us against 27-31, 1 MiB 70-93 against 112-175, 4 MiB
+//   269-292 against 449-461, 16 MiB 1372-1727 against 1911-2186; the
+//   one-shot was level with it (it folds into scratch and copies).  At 4
+//   ranks (oversubscribed) recursive doubling lost from 1 MiB (288-532
+//   against 228-283), so it is the choice at 2 ranks only.
 // 8 ranks: the one-shot to 16 KiB (24-33 us against tree 33-39, publish
 //   35-46; per call mixed), and 2x slower from 32 KiB (45-65 against tree
 //   30-39); the tree to 64 KiB back to back (40 against publish 47-48, per
@@ -304,6 +314,8 @@ Plan planCollective(Coll coll, size_t bytes, const PlanShape &shape) {
   }
 
   if (bytes <= directMax && directFits(nranks)) return {Algo::Direct, "small message: one-shot is fastest"};
+  if (coll == Coll::Allreduce && nranks == 2 && hasRecursiveDoubling)
+    return {Algo::RecursiveDoubling, "2 ranks: one exchange of the whole vector and a fold beat the ring's two half steps"};
   if (coll == Coll::Allreduce && nranks >= kTreeMinRanks && bytes <= treeMax)
     return {Algo::Tree, "latency-bound size: tree depth log2(n) beats the ring's n-1 steps"};
   if (hasPublish && nranks >= kPublishMinRanks)

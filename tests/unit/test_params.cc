@@ -86,7 +86,7 @@ BOOST_AUTO_TEST_CASE(planner_choices) {
   } expected[] = {
       {Coll::Allreduce, 1 << 20, 1, Algo::Local},
       {Coll::Allreduce, 8, 4, Algo::Direct},
-      {Coll::Allreduce, 64 << 20, 2, Algo::Ring},
+      {Coll::Allreduce, 64 << 20, 2, Algo::RecursiveDoubling},
       {Coll::Allreduce, 64 << 20, 4, Algo::Publish},
       {Coll::Bcast, 64 << 20, 2, Algo::Chain},
       {Coll::Bcast, 64 << 20, 4, Algo::Publish},
@@ -96,7 +96,7 @@ BOOST_AUTO_TEST_CASE(planner_choices) {
       {Coll::Barrier, 0, 4, Algo::Dissemination},
       // The measured crossovers (src/coll/tuner.cc), each side of them.
       {Coll::Allreduce, 64 << 10, 2, Algo::Direct},
-      {Coll::Allreduce, 128 << 10, 2, Algo::Ring},
+      {Coll::Allreduce, 128 << 10, 2, Algo::RecursiveDoubling},
       {Coll::Allreduce, 32 << 10, 4, Algo::Direct},
       {Coll::Allreduce, 64 << 10, 4, Algo::Publish},
       {Coll::Allreduce, 512 << 10, 4, Algo::Publish},
