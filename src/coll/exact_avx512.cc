@@ -15,7 +15,9 @@
 // its integer is the same exact sum held as plain binary words (see its
 // comment), so its bits are exactRound's.  Lanes whose result is not a
 // normal number (a zero, a subnormal, an overflow, an infinity or NaN) are
-// redone by the scalar steps: the same bits, rarely.
+// redone by the scalar steps: the same bits, rarely.  And for two
+// contributions, the FPU's addition eight lanes wide (sumPairAvx512, called
+// through exactSumOfTwo, coll/exact_pair.cc).
 // tests/unit/test_exact_sum.cc compares the vector and scalar forms on every
 // class of input and for rank counts that take each accumulator width.
 #include "coll/exact_simd.h"
@@ -336,19 +338,6 @@ CHORUS_AVX512_TARGET void limbsAvx512(const unsigned char *in, size_t n, const u
   for (; i < n; ++i) exactLimbsInto<Accumulate>(exactLoadBits(in + i * f.bytes, f.bytes), keys[i], f, out + i * L);
 }
 
-// One element's sum by the scalar steps, from its contributions at byte
-// offset `at` of each vector.
-uint64_t sumScalar(const unsigned char *const *vectors, int nranks, size_t at, const ExactFormat &f) {
-  uint16_t key = 0;
-  for (int r = 0; r < nranks; ++r) {
-    const uint16_t k = exactKey(exactLoadBits(vectors[r] + at, f.bytes), f);
-    key = k > key ? k : key;
-  }
-  int64_t sums[kExactMaxLimbs] = {};
-  for (int r = 0; r < nranks; ++r) exactLimbsInto<true>(exactLoadBits(vectors[r] + at, f.bytes), key, f, sums);
-  return exactRound(sums, key, 1, f);
-}
-
 // The whole sum of each element in registers: the largest exponent, the
 // contributions added, the rounding; nothing between the steps goes to
 // memory (the element's n contributions are read twice, from cache).  The
@@ -382,29 +371,19 @@ CHORUS_AVX512_TARGET void sumAvx512Of(const unsigned char *const *vectors, int n
       _mm512_store_si512(lanes, result);
       for (unsigned set = scalar; set; set &= set - 1) {
         const size_t lane = size_t(__builtin_ctz(set));
-        lanes[lane] = sumScalar(vectors, nranks, at + lane * f.bytes, f);
+        lanes[lane] = exactSumElement(vectors, nranks, at + lane * f.bytes, f);
       }
       result = _mm512_load_si512(lanes);
     }
     Lane::store(out + at, result);
   }
-  for (; i < n; ++i) exactStoreBits(out + i * f.bytes, f.bytes, sumScalar(vectors, nranks, i * f.bytes, f));
+  for (; i < n; ++i) exactStoreBits(out + i * f.bytes, f.bytes, exactSumElement(vectors, nranks, i * f.bytes, f));
 }
 
-// Two contributions: their exact sum rounded once to nearest-even is what
-// IEEE addition gives (a + b is correctly rounded, and commutative), and the
-// window cannot change it (a contribution below the window is below a
-// quarter of the larger one's ulp, far from a tie).  So where the FPU rounds
-// to nearest and keeps subnormals (MXCSR: RC nearest, FTZ and DAZ off; a
-// program built with -ffast-math or by Intel's compilers sets them), a pair
-// is one vaddpd, about a tenth of the fused sum.  Lanes whose result is not
-// a normal number (NaN payloads, the sign of a zero) take the scalar steps,
-// as in sumAvx512Of; the unit test compares the two forms at 2 ranks.
-bool pairsByHardware() {
-  constexpr unsigned kRoundingFlushAndDenormalsAreZero = 0xE040;
-  return (_mm_getcsr() & kRoundingFlushAndDenormalsAreZero) == 0;
-}
-
+// Two contributions by the FPU's addition, eight lanes at once, where
+// exactSumOfTwo (exact_pair.cc) has found that the FPU's sum is the exact
+// one (it says why).  Lanes whose result is not a normal number (NaN
+// payloads, the sign of a zero, subnormals) take the scalar steps.
 template <DataType T>
 CHORUS_AVX512_TARGET void sumPairAvx512(const unsigned char *const *vectors, size_t n, unsigned char *out) {
   constexpr ExactFormat f = exactFormatOf(T);
@@ -431,18 +410,15 @@ CHORUS_AVX512_TARGET void sumPairAvx512(const unsigned char *const *vectors, siz
     // Redone before the store: `out` may be a contribution's memory (in place).
     for (unsigned set = scalar; set; set &= set - 1) {
       const size_t lane = size_t(__builtin_ctz(set));
-      exactStoreBits(sums + lane * f.bytes, f.bytes, sumScalar(vectors, 2, at + lane * f.bytes, f));
+      exactStoreBits(sums + lane * f.bytes, f.bytes, exactSumElement(vectors, 2, at + lane * f.bytes, f));
     }
     __builtin_memcpy(out + at, sums, sizeof sums);
   }
-  for (; i < n; ++i) exactStoreBits(out + i * f.bytes, f.bytes, sumScalar(vectors, 2, i * f.bytes, f));
+  for (; i < n; ++i) exactStoreBits(out + i * f.bytes, f.bytes, exactSumElement(vectors, 2, i * f.bytes, f));
 }
 
 template <DataType T>
 void sumAvx512(const unsigned char *const *vectors, int nranks, size_t n, unsigned char *out) {
-  if constexpr (exactFormatOf(T).bytes >= 4) {
-    if (nranks == 2 && pairsByHardware()) return sumPairAvx512<T>(vectors, n, out);
-  }
   switch (Lanes<T>::accWordsFor(nranks)) {
     case 1: return sumAvx512Of<T, 1>(vectors, nranks, n, out);
     case 2: return sumAvx512Of<T, 2>(vectors, nranks, n, out);
@@ -503,11 +479,21 @@ bool exactSumVector(DataType type, const unsigned char *const *vectors, int nran
   }
 }
 
+bool exactPairVector(DataType type, const unsigned char *const *vectors, size_t n, unsigned char *out) {
+  if (!avx512Usable()) return false;
+  switch (type) {
+    case DataType::Float64: sumPairAvx512<DataType::Float64>(vectors, n, out); return true;
+    case DataType::Float32: sumPairAvx512<DataType::Float32>(vectors, n, out); return true;
+    default: return false;
+  }
+}
+
 #else
 
 bool exactKeysVector(DataType, const unsigned char *, size_t, uint16_t *, bool) { return false; }
 bool exactLimbsAvx512(DataType, const unsigned char *, size_t, const uint16_t *, int64_t *, bool) { return false; }
 bool exactSumVector(DataType, const unsigned char *const *, int, size_t, unsigned char *) { return false; }
+bool exactPairVector(DataType, const unsigned char *const *, size_t, unsigned char *) { return false; }
 
 #endif
 

@@ -134,7 +134,8 @@ StepTable stepTable(DataType t) {
 // `out`, a step at a time over whole vectors so that the steps run in
 // vector registers: the keys' maximum, each rank's limbs added into the
 // sums as they are made (as int64, wrapping: the same bits in any order),
-// the rounding; where the CPU allows, all three fused per element.  When
+// the rounding; where the CPU allows, all three fused per element, and for
+// two contributions the FPU's addition (coll/exact_pair.cc).  When
 // `own` is given, rank ownRank's vector is there instead (an owner's own
 // piece, read where the user left it).
 void sumContributions(const StepTable &steps, const ExactFormat &f, const unsigned char *gathered, size_t stride,
@@ -148,6 +149,7 @@ void sumContributions(const StepTable &steps, const ExactFormat &f, const unsign
   if (divisor <= 1) {
     s.vectors.resize(size_t(nranks));
     for (int r = 0; r < nranks; ++r) s.vectors[size_t(r)] = vectorOf(r);
+    if (nranks == 2 && exactSumOfTwo(steps.type, s.vectors.data(), len, out)) return;
     if (exactSumVector(steps.type, s.vectors.data(), nranks, len, out)) return;
   }
   s.keys.resize(len);

@@ -33,4 +33,15 @@ inline bool exactLimbsVector(DataType type, const unsigned char *in, size_t n, c
 // steps fused, nothing between them in memory.  Plain sums only.
 bool exactSumVector(DataType type, const unsigned char *const *vectors, int nranks, size_t n, unsigned char *out);
 
+// Two contributions (float and double): the same bits as exactSumVector
+// at 2 ranks, by the FPU's addition (coll/exact_pair.cc says why that is
+// exact).  exactSumOfTwo: false, having written nothing, where the FPU does
+// not round to nearest with subnormals kept (a program built with
+// -ffast-math, a changed rounding mode) or for narrower types; on any CPU,
+// eight lanes at once where it has AVX-512 and `vector` allows
+// (exactPairVector, which leaves that check to its caller).
+bool exactSumOfTwo(DataType type, const unsigned char *const *vectors, size_t n, unsigned char *out,
+                   bool vector = true);
+bool exactPairVector(DataType type, const unsigned char *const *vectors, size_t n, unsigned char *out);
+
 }  // namespace chorus

@@ -44,6 +44,7 @@
 // bytes), all three in registers (coll/exact_avx512.cc).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "core/common.h"
@@ -327,6 +328,22 @@ CHORUS_HOST_DEVICE CHORUS_INLINE uint64_t exactRound(const int64_t *sums, uint16
     mant = t.w[0] << (63 - h);
   }
   return exactRoundNormalized(mant, sticky, h + unit, sign, f);
+}
+
+// The three steps for one element at byte offset `at` of every one of
+// `nranks` contributions (vectors[r] + at), in a local sum: the reference
+// the fused and paired forms are held to, and what they fall back on for
+// the lanes they leave (results that are not normal numbers).
+CHORUS_HOST_DEVICE inline uint64_t exactSumElement(const unsigned char *const *vectors, int nranks, size_t at,
+                                                   const ExactFormat &f) {
+  uint16_t key = 0;
+  for (int r = 0; r < nranks; ++r) {
+    const uint16_t k = exactKey(exactLoadBits(vectors[r] + at, f.bytes), f);
+    key = k > key ? k : key;
+  }
+  int64_t sums[kExactMaxLimbs] = {};
+  for (int r = 0; r < nranks; ++r) exactLimbsInto<true>(exactLoadBits(vectors[r] + at, f.bytes), key, f, sums);
+  return exactRound(sums, key, 1, f);
 }
 
 }  // namespace chorus
