@@ -60,6 +60,17 @@ int openOwnFile(const char *path, bool append) {
   return fd;
 }
 
+int writeAll(int fd, const void *buf, size_t len) {
+  const char *bytes = static_cast<const char *>(buf);
+  for (size_t done = 0; done < len;) {
+    const ssize_t n = write(fd, bytes + done, len - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EIO;
+    done += size_t(n);
+  }
+  return 0;
+}
+
 size_t expandFilePattern(const char *pattern, const char *host, int rank, const char *job, char *out,
                          size_t outLen) {
   size_t len = 0, full = 0;

@@ -39,6 +39,10 @@ bool logEnabled(LogLevel level, unsigned subsys);
 // Async-signal-safe: the flight recorder's dump uses it in a handler.  The
 // default names in /tmp are predictable, and ranks may run as root.
 int openOwnFile(const char *path, bool append);
+// Writes all `len` bytes to `fd`, through short writes and EINTR: 0, or the
+// errno of the write that failed (ENOSPC on a full disk; EIO for a write
+// that took nothing).  Async-signal-safe, as openOwnFile.
+int writeAll(int fd, const void *buf, size_t len);
 // Expands a file name pattern of CHORUS_TRACE_FILE or CHORUS_DEBUG_FILE:
 // %h the host, %p the pid, %r `rank`, %j `job` (kept as "%j" when null).
 // Writes at most outLen - 1 characters and a NUL; returns the length the

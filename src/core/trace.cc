@@ -86,13 +86,7 @@ class LineWriter {
     else return num(uint64_t(value));
   }
   void flush() {
-    size_t done = 0;
-    while (done < len_ && error_ == 0) {
-      const ssize_t n = write(fd_, buf_ + done, len_ - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) error_ = n < 0 ? errno : EIO;
-      else done += size_t(n);
-    }
+    if (error_ == 0) error_ = writeAll(fd_, buf_, len_);
     len_ = 0;
   }
   // The first write's errno (ENOSPC on a full disk), 0 when all went out.

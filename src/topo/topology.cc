@@ -18,14 +18,17 @@
 #include "topo/topology.h"
 
 #include <hwloc.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <string>
 
 #include "core/log.h"
 #include "core/params.h"
@@ -293,11 +296,31 @@ Status fromHwloc(hwloc_topology_t topo, const std::string &source, NodeTopology 
 }
 
 // Write the topology where CHORUS_TOPO_DUMP_FILE says, through a temporary
-// file renamed into place, so that ranks dumping at once never interleave.
-// Written as this process's own file (core/log.h, openOwnFile): never
-// through a link planted at the path, nor over another user's file, mode
-// 0600; hwloc's own export would fopen the path (or a temporary beside it)
-// and follow a link there.
+// file beside it renamed into place, so that a reader never sees it half
+// written (two ranks of a node dumping to one path write the same bytes).
+// Never through a link planted at the path, nor over another user's file
+// (refused as openOwnFile refuses them, core/log.h); the temporary is made
+// with O_EXCL (mkstemp), mode 0600, and rename replaces whatever entry the
+// path holds then without following it.  hwloc's own export would fopen
+// the path and follow a link there.
+int writeReplacing(const char *path, const char *bytes, size_t len) {
+  struct stat st;
+  if (lstat(path, &st) == 0) {
+    if (S_ISLNK(st.st_mode)) return ELOOP;
+    if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1) return EPERM;
+  } else if (errno != ENOENT) {
+    return errno;
+  }
+  std::string temporary = std::string(path) + ".XXXXXX";
+  const int fd = mkstemp(&temporary[0]);
+  if (fd < 0) return errno;
+  int err = writeAll(fd, bytes, len);
+  if (close(fd) != 0 && !err) err = errno;
+  if (!err && rename(temporary.c_str(), path) != 0) err = errno;
+  if (err) unlink(temporary.c_str());
+  return err;
+}
+
 void dumpXml(hwloc_topology_t topo, const char *path) {
   char *xml = nullptr;
   int len = 0;
@@ -305,17 +328,7 @@ void dumpXml(hwloc_topology_t topo, const char *path) {
     CHORUS_WARN("CHORUS_TOPO_DUMP_FILE=%s: hwloc cannot export the topology: %s", path, strerror(errno));
     return;
   }
-  const size_t bytes = strnlen(xml, size_t(len));  // hwloc counts the final NUL
-  int err = 0;
-  const int fd = openOwnFile(path, false);
-  if (fd < 0) err = errno;
-  for (size_t done = 0; fd >= 0 && !err && done < bytes;) {
-    const ssize_t wrote = write(fd, xml + done, bytes - done);
-    if (wrote > 0) done += size_t(wrote);
-    else if (wrote < 0 && errno != EINTR) err = errno;
-    else if (wrote == 0) err = EIO;
-  }
-  if (fd >= 0 && close(fd) != 0 && !err) err = errno;
+  const int err = writeReplacing(path, xml, strnlen(xml, size_t(len)));  // (hwloc counts the final NUL)
   hwloc_free_xmlbuffer(topo, xml);
   if (err) {
     CHORUS_WARN("CHORUS_TOPO_DUMP_FILE=%s: cannot write the topology: %s%s", path, strerror(err),
