@@ -159,18 +159,21 @@ int perform(ApiCall &call, Context *ctx, CollRequest &req, size_t planBytes, boo
   // With the TRACE log on, the plan is worked out afresh: its text may live
   // in a buffer that a later plan reuses (describeChoice).
   const bool logCalls = ctx->logCalls;
+  // Device buffers within a node run on the kernels; across nodes, and for
+  // the exact mode's sums, they are staged and run the host algorithms (run()).
+  const Engine engine = onDevice && ctx->nnodes == 1 && !(ctx->exactSums && exactApplies(req)) ? Engine::Kernels
+                                                                                                 : Engine::Host;
   auto &memo = ctx->lastPlan;
-  if (!memo.valid || memo.coll != req.coll || memo.bytes != planBytes || logCalls) {
-    memo.plan = planCollective(req.coll, planBytes, ctx->planShape);
+  if (!memo.valid || memo.coll != req.coll || memo.bytes != planBytes || memo.engine != engine || logCalls) {
+    memo.plan = planCollective(req.coll, planBytes, ctx->planShape, engine);
     memo.coll = req.coll;
     memo.bytes = planBytes;
+    memo.engine = engine;
     memo.valid = true;
   }
   Plan plan = memo.plan;
   // Publish rings exist on single-node communicators only; the ring stands in.
   if (plan.algo == Algo::Publish && !ctx->channel.publish) plan = {Algo::Ring, "no publish rings across nodes"};
-  // The kernels have no recursive doubling (kernels_impl.cuh runs the ring).
-  if (plan.algo == Algo::RecursiveDoubling && onDevice) plan = {Algo::Ring, "device buffers: the ring"};
   // Cross-memory attach reads host memory only, and not in place (alltoall_single_copy.h).
   if (plan.algo == Algo::SingleCopy && (onDevice || req.sendbuf == req.recvbuf))
     plan = {Algo::Pairwise, onDevice ? "device buffers: no single copy" : "in place: no single copy"};

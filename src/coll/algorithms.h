@@ -31,7 +31,14 @@ struct PlanShape {
 // crossovers decide; across nodes a cost model over the link classes (shm
 // inside a node, the network between nodes).  Honours CHORUS_ALGO where it
 // names an algorithm the collective has.
-Plan planCollective(Coll coll, size_t bytes, const PlanShape &shape);
+// Which engine runs the plan.  Host: the host algorithms, on host buffers,
+// and on device buffers staged through host memory (across nodes, and the
+// exact mode's sums: cuda_staged.cc).  Kernels: the CUDA kernels, on device
+// buffers within a node (kernels_impl.cuh), which have the ring and the
+// chain, the one-shot, the allreduce tree and the pairwise alltoall only;
+// where the host would take another, they take the ring (or chain).
+enum class Engine { Host, Kernels };
+Plan planCollective(Coll coll, size_t bytes, const PlanShape &shape, Engine engine = Engine::Host);
 // One node of `nranks` ranks.
 inline Plan planCollective(Coll coll, size_t bytes, int nranks) {
   PlanShape shape;

@@ -248,7 +248,9 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
   }
 }
 
-Plan planCollective(Coll coll, size_t bytes, const PlanShape &shape) {
+namespace {
+
+Plan planForHost(Coll coll, size_t bytes, const PlanShape &shape) {
   const int nranks = shape.nranks;
   const bool severalNodes = shape.nnodes > 1;
   if (nranks == 1) return {Algo::Local, "a single rank"};
@@ -314,13 +316,42 @@ Plan planCollective(Coll coll, size_t bytes, const PlanShape &shape) {
   }
 
   if (bytes <= directMax && directFits(nranks)) return {Algo::Direct, "small message: one-shot is fastest"};
-  if (coll == Coll::Allreduce && nranks == 2 && hasRecursiveDoubling)
+  if (coll == Coll::Allreduce && nranks == 2)  // (a power of two: recursive doubling applies)
     return {Algo::RecursiveDoubling, "2 ranks: one exchange of the whole vector and a fold beat the ring's two half steps"};
   if (coll == Coll::Allreduce && nranks >= kTreeMinRanks && bytes <= treeMax)
     return {Algo::Tree, "latency-bound size: tree depth log2(n) beats the ring's n-1 steps"};
   if (hasPublish && nranks >= kPublishMinRanks)
     return {Algo::Publish, "large message: each finished slice written once, read by every rank"};
   return {ringLike, "bandwidth-bound size: pipelined ring"};
+}
+
+// What the kernels run where the host plan names an algorithm they lack
+// (recursive doubling, publish, single copy, the trees of broadcast and
+// reduce, the hierarchy): the ring, the chain for the rooted ones.
+Plan planForKernels(Coll coll, const Plan &host) {
+  switch (host.algo) {
+    case Algo::Local:
+    case Algo::Direct:
+    case Algo::Ring:
+    case Algo::Chain:
+    case Algo::Pairwise:
+      return host;
+    case Algo::Tree:
+      if (coll == Coll::Allreduce) return host;
+      break;
+    default:
+      break;
+  }
+  if (coll == Coll::Alltoall) return {Algo::Pairwise, "device buffers: the kernels' pairwise exchange"};
+  if (coll == Coll::Bcast || coll == Coll::Reduce) return {Algo::Chain, "device buffers: the kernels' chain"};
+  return {Algo::Ring, "device buffers: the kernels' ring"};
+}
+
+}  // namespace
+
+Plan planCollective(Coll coll, size_t bytes, const PlanShape &shape, Engine engine) {
+  const Plan host = planForHost(coll, bytes, shape);
+  return engine == Engine::Kernels ? planForKernels(coll, host) : host;
 }
 
 }  // namespace chorus

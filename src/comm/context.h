@@ -44,13 +44,14 @@ struct Context : PeerLinks {
   std::vector<char> scratch;              // fullFifo.slotBytes, for the direct algorithms
   HostChannel channel;
   uint64_t collectives = 0;               // count of collectives run: the sequence number of the last one
-  // The last call's plan: a plan depends only on the collective, the size
-  // and planShape (the settings are read once), and working it out is a
+  // The last call's plan: a plan depends only on the collective, the size,
+  // the engine and planShape (the settings are read once), and working it out is a
   // tenth of a small call (~100 of ~1000 instructions, callgrind).
   struct {
     bool valid = false;
     Coll coll = Coll::Allreduce;
     size_t bytes = 0;
+    Engine engine = Engine::Host;
     Plan plan{};
   } lastPlan;
   FlightRecorder trace;                   // the last CHORUS_TRACE_DEPTH collectives (trace.h)

@@ -163,6 +163,28 @@ BOOST_AUTO_TEST_CASE(planner_choices) {
   BOOST_TEST(planCollective(Coll::Alltoall, 8 << 10, eightOnTwo).algo == Algo::Pairwise);
   eightOnTwo.cpuShare = 2;  // 4 ranks on 2 cores: the FIFOs win at every size
   BOOST_TEST(planCollective(Coll::Alltoall, 16 << 20, eightOnTwo).algo == Algo::Pairwise);
+  // Device buffers on one node run on the kernels, which have the ring and
+  // chain, the one-shot, the allreduce tree and the pairwise alltoall: what
+  // the host would run otherwise becomes the ring (or chain), and what
+  // they have stays.
+  BOOST_TEST(planCollective(Coll::Alltoall, 16 << 10, eightOnTwo, Engine::Kernels).algo == Algo::Pairwise);
+  eightOnTwo.cpuShare = 4;
+  BOOST_TEST(planCollective(Coll::Alltoall, 16 << 10, eightOnTwo, Engine::Kernels).algo == Algo::Pairwise);
+  BOOST_TEST(planCollective(Coll::Allreduce, 1 << 20, 2).algo == Algo::RecursiveDoubling);
+  PlanShape two;
+  two.nranks = two.maxNodeRanks = 2;
+  BOOST_TEST(planCollective(Coll::Allreduce, 1 << 20, two, Engine::Kernels).algo == Algo::Ring);
+  PlanShape four;
+  four.nranks = four.maxNodeRanks = 4;
+  BOOST_TEST(planCollective(Coll::Allgather, 32 << 10, four).algo == Algo::Publish);
+  BOOST_TEST(planCollective(Coll::Allgather, 32 << 10, four, Engine::Kernels).algo == Algo::Ring);
+  BOOST_TEST(planCollective(Coll::Bcast, 128 << 10, four, Engine::Kernels).algo == Algo::Chain);
+  BOOST_TEST(planCollective(Coll::Allgather, 16 << 10, four, Engine::Kernels).algo == Algo::Direct);
+  PlanShape eight;
+  eight.nranks = eight.maxNodeRanks = 8;
+  BOOST_TEST(planCollective(Coll::Allreduce, 32 << 10, eight, Engine::Kernels).algo == Algo::Tree);
+  // Staged device buffers (across nodes) run the host algorithms.
+  BOOST_TEST(planCollective(Coll::Allreduce, 8, twoByTwo, Engine::Host).algo == Algo::RecursiveDoubling);
   // Crowded cores make every message dearer: the algorithm with fewer
   // messages gains.
   PlanShape crowded = twoByTwo;
