@@ -447,9 +447,11 @@ Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req,
   // have Simple kernels only (kernel_table.h).
   lr.proto = elemSize > 8 ? Proto::Simple : pickProto(bytes);
   const size_t capacity = lr.proto == Proto::LL ? st.llSlotBytes / 2 : st.slotBytes;
-  // Channels as if LL's slots were Simple's size: its smaller slots are
-  // memory saved, not a reason to spread a small message wider.
-  const int nch = channelsForCall(st, req.coll, bytes, lr.proto == Proto::LL ? st.slotBytes / 2 : capacity);
+  // Channels as if LL's slots were Simple's size (its lines carry half of
+  // a slot's bytes): its smaller slots are memory saved, not a reason to
+  // spread a small message wider.
+  const size_t nominalCapacity = lr.proto == Proto::LL ? st.slotBytes / 2 : st.slotBytes;
+  const int nch = channelsForCall(st, req.coll, bytes, nominalCapacity);
   lr.nblocks = nch;
   DevCollArgs &a = lr.args;
   a.sendbuf = req.sendbuf;
