@@ -7,17 +7,16 @@
 // node, and the inter-node rings are nnodes long, not nranks.
 //
 // Each phase runs the ordinary template on a group: CollArgs with the
-// group's rank and size, and the channel's `group` mapping the group's
-// indices to communicator ranks (HostPrims::connect).  Elements past the
-// last whole block (count % m) go through a flat ring allreduce.
-// Host executor only: device buffers never span nodes.
+// group's rank and size, and primitives that map the group's indices to
+// communicator ranks (HostPrims through HostChannel::group; the simulator's
+// through its own map).  Elements past the last whole block (count % m) go
+// through a flat ring allreduce.  Host executor and simulator only: device
+// buffers never span nodes.
 #pragma once
 
 #include "coll/allgather_ring.h"
 #include "coll/allreduce_ring.h"
 #include "coll/functors.h"
-#include "coll/host_channel.h"
-#include "coll/prims_host.h"
 #include "coll/reduce_scatter_ring.h"
 
 namespace chorus {
@@ -27,55 +26,61 @@ namespace chorus {
 template <typename Func> struct PartialSum { using type = Func; };
 template <typename T> struct PartialSum<FuncAvg<T>> { using type = FuncSum<T>; };
 
-template <typename T, typename Func>
-void allreduceHierarchical(const CollArgs &a, HostChannel &ch) {
+// This rank's two groups: the ranks of its node (local index i of m), and
+// the ranks of local index i on every node (cross).
+struct HierarchyGroups {
+  const int *localRanks;
+  int nlocal, localIndex;
+  const int *crossRanks;
+  int ncross, crossIndex;
+};
+
+// `onGroup(ranks, partialSum, body)` runs body(prims) with primitives whose
+// peers are indices into `ranks` (with partialSum, a sum that AVG does not
+// divide yet) and returns whether the collective is still ok.
+template <typename T, typename OnGroup>
+void allreduceHierarchical(const CollArgs &a, const HierarchyGroups &h, OnGroup &&onGroup) {
   const T *src = static_cast<const T *>(a.sendbuf);
   T *dst = static_cast<T *>(a.recvbuf);
-  const int m = ch.nlocal, li = ch.localIndex;
+  const int m = h.nlocal, li = h.localIndex;
   const size_t q = a.count / size_t(m);  // elements per block
-  auto inGroup = [&](const int *ranks, int index, int size) {
+  auto inGroup = [&](int index, int size) {
     CollArgs g = a;
     g.rank = index;
     g.nranks = size;
     g.ringOrder = g.ringWhere = nullptr;  // a group's ring runs in its own order
     g.nodes = nullptr;
-    ch.group = ranks;
     return g;
   };
+  bool ok = true;
   if (q > 0) {
-    {  // 1. node: block li of the node's sum, in place at its final offset
-      HostPrims<T, typename PartialSum<Func>::type> prims(ch);
-      CollArgs g = inGroup(ch.localRanks, li, m);
-      g.sendbuf = src;
-      g.recvbuf = dst + size_t(li) * q;
-      g.count = q;
-      reduceScatterRing<T>(g, prims);
-    }
-    if (ch.error == Status::Ok) {  // 2. across nodes: block li complete (and finalized)
-      HostPrims<T, Func> prims(ch);
-      CollArgs g = inGroup(ch.crossRanks, ch.crossIndex, ch.ncross);
+    // 1. node: block li of the node's sum, in place at its final offset
+    CollArgs g = inGroup(li, m);
+    g.sendbuf = src;
+    g.recvbuf = dst + size_t(li) * q;
+    g.count = q;
+    ok = onGroup(h.localRanks, true, [&](auto &prims) { reduceScatterRing<T>(g, prims); });
+    if (ok) {  // 2. across nodes: block li complete (and finalized)
+      g = inGroup(h.crossIndex, h.ncross);
       g.sendbuf = g.recvbuf = dst + size_t(li) * q;
       g.count = q;
-      allreduceRing<T>(g, prims);
+      ok = onGroup(h.crossRanks, false, [&](auto &prims) { allreduceRing<T>(g, prims); });
     }
-    if (ch.error == Status::Ok) {  // 3. node: every block to every local rank
-      HostPrims<T, Func> prims(ch);
-      CollArgs g = inGroup(ch.localRanks, li, m);
+    if (ok) {  // 3. node: every block to every local rank
+      g = inGroup(li, m);
       g.sendbuf = dst + size_t(li) * q;
       g.recvbuf = dst;
       g.count = q;
-      allgatherRing<T>(g, prims);
+      ok = onGroup(h.localRanks, false, [&](auto &prims) { allgatherRing<T>(g, prims); });
     }
   }
-  ch.group = nullptr;
   const size_t rest = a.count - q * size_t(m);
-  if (rest > 0 && ch.error == Status::Ok) {  // the tail: a flat ring over everyone
-    HostPrims<T, Func> prims(ch);
+  if (rest > 0 && ok) {  // the tail: a flat ring over everyone
     CollArgs g = a;
     g.sendbuf = src + q * size_t(m);
     g.recvbuf = dst + q * size_t(m);
     g.count = rest;
-    allreduceRing<T>(g, prims);
+    onGroup(nullptr, false, [&](auto &prims) { allreduceRing<T>(g, prims); });
   }
 }
 

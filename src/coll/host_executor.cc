@@ -18,31 +18,7 @@ Status runCopyCollective(HostChannel &ch, const CollRequest &req) {
   HostPrims<Bytes, CopyFunc> prims(ch);
   CollArgs a = makeArgs(ch, req, 1);
   a.count = req.count * req.elemSize;
-  switch (req.coll) {
-    case Coll::Bcast:
-      if (req.algo == Algo::Direct) bcastDirect<Bytes>(a, prims);
-      else if (req.algo == Algo::Publish && prims.canPublish()) bcastPublish<Bytes>(a, prims);
-      else if (req.algo == Algo::Tree && a.nodes) bcastTree<Bytes>(a, prims);
-      else if (req.algo != Algo::Local) bcastChain<Bytes>(a, prims);
-      break;
-    case Coll::Allgather:
-      if (req.algo == Algo::RecursiveDoubling && allgatherRecursiveDoublingFits(a)) allgatherRecursiveDoubling<Bytes>(a, prims);
-      else if (req.algo == Algo::Direct || req.algo == Algo::Local) allgatherDirect<Bytes>(a, prims);
-      else if (req.algo == Algo::Publish && prims.canPublish()) allgatherPublish<Bytes>(a, prims);
-      else allgatherRing<Bytes>(a, prims);
-      break;
-    case Coll::Alltoall:
-      if (req.algo == Algo::SingleCopy && prims.canReadPeers() && a.sendbuf != a.recvbuf && a.nranks <= kMaxSingleCopyRanks)
-        alltoallSingleCopy<Bytes>(a, prims);
-      else alltoallPairwise<Bytes>(a, prims);
-      break;
-    case Coll::Barrier:
-      if (req.algo == Algo::Direct && ch.nranks <= kMaxDirectRanks) barrierFlat(ch.rank, ch.nranks, prims);
-      else barrierDissemination(ch.rank, ch.nranks, prims);
-      break;
-    default:
-      return Status::InternalError;
-  }
+  runCopyAlgorithm(a, req.coll, req.algo, prims);
   return ch.error;
 }
 

@@ -2,28 +2,11 @@
 // instantiation units only.
 #pragma once
 
-#include "coll/allgather_recursive_doubling.h"
-#include "coll/allgather_ring.h"
-#include "coll/allreduce_direct.h"
 #include "coll/allreduce_hierarchical.h"
-#include "coll/allreduce_recursive_doubling.h"
-#include "coll/allreduce_ring.h"
-#include "coll/allreduce_tree.h"
-#include "coll/alltoall_pairwise.h"
-#include "coll/alltoall_single_copy.h"
-#include "coll/barrier_dissemination.h"
-#include "coll/barrier_flat.h"
-#include "coll/bcast_chain.h"
-#include "coll/bcast_tree.h"
-#include "coll/direct_collectives.h"
+#include "coll/dispatch.h"
 #include "coll/functors.h"
 #include "coll/host_executor.h"
 #include "coll/prims_host.h"
-#include "coll/publish_collectives.h"
-#include "coll/reduce_chain.h"
-#include "coll/reduce_tree.h"
-#include "coll/reduce_scatter_recursive_halving.h"
-#include "coll/reduce_scatter_ring.h"
 #include "coll/type_table.h"
 
 namespace chorus {
@@ -52,45 +35,36 @@ inline CollArgs makeArgs(const HostChannel &ch, const CollRequest &req, size_t e
   return a;
 }
 
+// The hierarchical allreduce's phases on the channel's groups
+// (HostChannel::group maps a group's indices to communicator ranks).
+template <typename T, typename Func>
+void allreduceHierarchicalOnHost(const CollArgs &a, HostChannel &ch) {
+  const HierarchyGroups groups{ch.localRanks, ch.nlocal, ch.localIndex, ch.crossRanks, ch.ncross, ch.crossIndex};
+  allreduceHierarchical<T>(a, groups, [&ch](const int *ranks, bool partialSum, auto &&body) {
+    ch.group = ranks;
+    if (partialSum) {
+      HostPrims<T, typename PartialSum<Func>::type> prims(ch);
+      body(prims);
+    } else {
+      HostPrims<T, Func> prims(ch);
+      body(prims);
+    }
+    ch.group = nullptr;
+    return ch.error == Status::Ok;
+  });
+}
+
 template <typename T, typename Func>
 Status runReduction(HostChannel &ch, const CollRequest &req) {
-  HostPrims<T, Func> prims(ch);
+  if (req.coll != Coll::Allreduce && req.coll != Coll::Reduce && req.coll != Coll::ReduceScatter)
+    return Status::InternalError;
   const CollArgs a = makeArgs(ch, req, sizeof(T));
-  T *scratch = reinterpret_cast<T *>(ch.scratch);
-  switch (req.coll) {
-    case Coll::Allreduce:
-      if (req.algo == Algo::Local) {
-        const T *src = static_cast<const T *>(a.sendbuf);
-        for (size_t off = 0; off < a.count; off += a.sliceElems)
-          prims.localCopy(src + off, static_cast<T *>(a.recvbuf) + off, minSize(a.sliceElems, a.count - off));
-      } else if (req.algo == Algo::Tree) {
-        allreduceTree<T>(a, prims);
-      } else if (req.algo == Algo::Direct) {
-        allreduceDirect<T>(a, prims, scratch);
-      } else if (req.algo == Algo::Publish && prims.canPublish()) {
-        allreduceRingPublish<T>(a, prims);
-      } else if (req.algo == Algo::RecursiveDoubling && isPowerOfTwo(a.nranks)) {
-        allreduceRecursiveDoubling<T>(a, prims);
-      } else if (req.algo == Algo::Hierarchical && ch.nlocal > 1) {
-        allreduceHierarchical<T, Func>(a, ch);
-      } else {
-        allreduceRing<T>(a, prims);
-      }
-      break;
-    case Coll::Reduce:
-      if (req.algo == Algo::Direct || req.algo == Algo::Local) reduceDirect<T>(a, prims, scratch);
-      else if (req.algo == Algo::Tree && a.nodes) reduceTree<T>(a, prims);
-      else reduceChain<T>(a, prims);
-      break;
-    case Coll::ReduceScatter:
-      if (req.algo == Algo::RecursiveDoubling && reduceScatterRecursiveHalvingFits(a))
-        reduceScatterRecursiveHalving<T>(a, prims, scratch);
-      else if (req.algo == Algo::Direct || req.algo == Algo::Local) reduceScatterDirect<T>(a, prims, scratch);
-      else reduceScatterRing<T>(a, prims);
-      break;
-    default:
-      return Status::InternalError;
+  if (req.coll == Coll::Allreduce && req.algo == Algo::Hierarchical && ch.nlocal > 1) {
+    allreduceHierarchicalOnHost<T, Func>(a, ch);
+    return ch.error;
   }
+  HostPrims<T, Func> prims(ch);
+  runReductionAlgorithm<T>(a, req.coll, req.algo, prims, reinterpret_cast<T *>(ch.scratch));
   return ch.error;
 }
 
