@@ -1,0 +1,139 @@
+// chorus_sim's model (tools/sim): that its schedules are the algorithm
+// templates' own (a template changed, the recorded messages change), that
+// every candidate's schedules replay to the end on every layout (a
+// schedule that waits forever is two templates that disagree), and that the
+// event model gives a lone message the time its link model says.
+#include <boost/test/unit_test.hpp>
+
+#include <vector>
+
+#include "coll/allreduce_ring.h"
+#include "sim/sim_model.h"
+
+using namespace chorus;
+using namespace chorus::sim;
+
+namespace {
+
+Machine twoLevelMachine(int ranksPerNode) {
+  Machine m;
+  m.name = "test";
+  m.ranksPerNode = ranksPerNode;
+  m.intra = {1.0, 10, 0.25};
+  m.net = {5.0, 2, 1.0};
+  m.nicsPerNode = 1;
+  m.sliceBytes = m.allPeerSliceBytes = 64 << 10;
+  return m;
+}
+
+CollArgs argsFor(int rank, int nranks, size_t count, size_t sliceElems) {
+  CollArgs a;
+  a.sendbuf = reinterpret_cast<const void *>(uintptr_t(1) << 40);
+  a.recvbuf = reinterpret_cast<void *>(uintptr_t(2) << 40);
+  a.count = count;
+  a.root = 0;
+  a.rank = rank;
+  a.nranks = nranks;
+  a.sliceElems = sliceElems;
+  return a;
+}
+
+// The library's ring with one more message at the end: what a change to
+// the template would look like.
+template <typename T, typename Prims>
+void allreduceRingChanged(const CollArgs &a, Prims &prims) {
+  allreduceRing<T>(a, prims);
+  const Ring ring = ringOf(a);
+  prims.connect1(ring.prev(), ring.next());
+  prims.send(static_cast<const T *>(a.sendbuf), 1);
+  prims.recv(static_cast<T *>(a.recvbuf), 1);
+}
+
+bool sameSchedule(const RankSchedule &x, const RankSchedule &y) {
+  if (x.ops.size() != y.ops.size() || x.peers != y.peers) return false;
+  for (size_t i = 0; i < x.ops.size(); ++i)
+    if (x.ops[i].kind != y.ops[i].kind || x.ops[i].nrecv != y.ops[i].nrecv || x.ops[i].nsend != y.ops[i].nsend ||
+        x.ops[i].bytes != y.ops[i].bytes || x.ops[i].reduce != y.ops[i].reduce)
+      return false;
+  return true;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(sim)
+
+BOOST_AUTO_TEST_CASE(schedules_are_the_templates) {
+  const Machine m = twoLevelMachine(4);
+  Layout l;
+  l.ranksPerNode = 4;
+  const size_t count = size_t(3) << 16;  // 1.5 MiB of doubles: several slices per block
+  const Schedules recorded = recordCollective(m, l, Coll::Allreduce, Algo::Ring, count * 8, 8);
+  const size_t sliceElems = m.sliceBytes / 8;
+  for (int r = 0; r < 4; ++r) {
+    RankSchedule direct, changed;
+    const SimChannel ch;
+    SimPrims<double> prims(direct, ch), changedPrims(changed, ch);
+    allreduceRing<double>(argsFor(r, 4, count, sliceElems), prims);
+    allreduceRingChanged<double>(argsFor(r, 4, count, sliceElems), changedPrims);
+    BOOST_TEST(sameSchedule(recorded.ranks[size_t(r)], direct), "rank " << r << ": the simulator's ring is not allreduceRing");
+    BOOST_TEST(!sameSchedule(recorded.ranks[size_t(r)], changed), "rank " << r << ": a changed template went unseen");
+    // 2(n-1) messages per slice of a block (a block of 48 Ki doubles in
+    // slices of 8 Ki: 6 passes of 6 sends each), and each rank sends 2(n-1)
+    // blocks' bytes.
+    BOOST_TEST(direct.messages == 6u * ((count / 4 + sliceElems - 1) / sliceElems));
+    BOOST_TEST(direct.bytesSent == 2u * 3u * (count / 4) * 8u);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_lone_message_takes_its_link_time) {
+  Machine m = twoLevelMachine(1);
+  Layout l;
+  l.nodes = 2;
+  l.ranksPerNode = 1;
+  const size_t bytes = 32 << 10;  // one slice
+  const SimResult r = simulate(m, l, recordCollective(m, l, Coll::Bcast, Algo::Chain, bytes, 1));
+  BOOST_REQUIRE(r.ok);
+  // The root's post, the wire, the receiver's own step.
+  const double expected = m.net.perMessageUs + double(bytes) / (m.net.gbPerS * 1e3) + m.net.latencyUs + m.net.perMessageUs;
+  BOOST_TEST(r.timeUs == expected, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(r.netMessages == 1u);
+  BOOST_TEST(r.netBytes == bytes);
+}
+
+BOOST_AUTO_TEST_CASE(every_candidate_replays_to_the_end) {
+  const Coll colls[] = {Coll::Allreduce, Coll::Reduce,   Coll::Bcast,  Coll::Allgather,
+                        Coll::ReduceScatter, Coll::Alltoall, Coll::Barrier};
+  const int layouts[][2] = {{1, 4}, {1, 6}, {2, 2}, {3, 2}, {4, 1}, {2, 4}};
+  for (const auto &shape : layouts) {
+    Layout l;
+    l.nodes = shape[0];
+    l.ranksPerNode = shape[1];
+    const Machine m = twoLevelMachine(l.ranksPerNode);
+    for (Coll coll : colls)
+      for (size_t bytes : {size_t(8), size_t(40000), size_t(1) << 20}) {
+        for (Algo algo : candidatesFor(m, l, coll)) {
+          const SimResult r = simulate(m, l, recordCollective(m, l, coll, algo, coll == Coll::Barrier ? 0 : bytes, 8));
+          BOOST_TEST(r.ok, collName(coll) << " by " << algoName(algo) << ", " << bytes << " bytes, " << l.nodes << "x"
+                                          << l.ranksPerNode << ": " << r.why);
+          BOOST_TEST(r.timeUs > 0);
+        }
+      }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(the_planner_sees_the_layout) {
+  const Machine gpu = *findPreset("8xh100");
+  Layout one;
+  one.ranksPerNode = 8;
+  BOOST_TEST(planShapeOf(gpu, one).nranks == 8);
+  BOOST_TEST(!planShapeOf(gpu, one).equalNodes);
+  BOOST_TEST(int(engineOf(gpu, one)) == int(Engine::Kernels));
+  Layout four = one;
+  four.nodes = 4;
+  BOOST_TEST(planShapeOf(gpu, four).equalNodes);
+  BOOST_TEST(planShapeOf(gpu, four).nnodes == 4);
+  // The kernels' engine has no recursive doubling: not a candidate there.
+  for (Algo a : candidatesFor(gpu, one, Coll::Allreduce)) BOOST_TEST(int(a) != int(Algo::RecursiveDoubling));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,40 @@
+#!/bin/sh
+# sim-options.sh - chorus_sim does what chorus_sim(1) says: bad values are
+# refused naming the option (exit 2), the presets list, and a run on two
+# layouts writes JSON that parses, with each row's planner choice among its
+# candidates and every candidate's time positive.
+set -u
+sim=./chorus_sim
+[ -x "$sim" ] || { echo "skipped: chorus_sim not built"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+for bad in "--preset nowhere" "--nodes 0" "--nodes 2,x" "--coll allsum" "-b 1Q" "-f 1" "--fabric ring" "-d int"; do
+  # shellcheck disable=SC2086  # the option and its value are two words
+  if err=$("$sim" $bad </dev/null 2>&1 >/dev/null); then fail "'$bad' was accepted"; fi
+  opt=${bad%% *}
+  case $err in *"$opt"*) ;; *) fail "'$bad': the error does not name $opt: '$err'" ;; esac
+done
+"$sim" -b 2M -e 1M </dev/null >/dev/null 2>&1 && fail "-b above -e was accepted"
+"$sim" --list-presets </dev/null | grep -q "^8xh100 " || fail "--list-presets lacks 8xh100"
+
+json=sim-options.json
+rm -f "$json"
+"$sim" -p played -n 1,2 -c all -e 1M -f 64 -J "$json" </dev/null >sim-options.out || fail "the run exited $?"
+grep -q "^# allreduce on 2 nodes x 2 ranks = 4 ranks" sim-options.out || fail "no table for 2 x 2"
+if command -v python3 >/dev/null 2>&1; then
+  python3 - "$json" <<'PY' || fail "the JSON is not what chorus_sim(1) says"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+runs = doc["runs"]
+assert doc["preset"] == "played" and runs, "no runs"
+colls = {r["coll"] for r in runs}
+assert len(colls) == 7, colls
+for r in runs:
+    assert r["candidates"], r
+    assert all(t > 0 for t in r["candidates"].values()), r
+    assert r["best"] in r["candidates"], r
+    assert min(r["candidates"].values()) == r["candidates"][r["best"]], r
+PY
+fi
+rm -f "$json" sim-options.out
+echo "chorus_sim: bad values refused by name, presets listed, JSON of 2 layouts x 7 collectives valid"

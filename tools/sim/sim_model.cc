@@ -1,0 +1,469 @@
+#include "sim/sim_model.h"
+
+#include <algorithm>
+#include <queue>
+#include <string>
+#include <unordered_map>
+
+#include "coll/allreduce_hierarchical.h"
+#include "coll/dispatch.h"
+#include "core/params.h"
+#include "transport/fifo.h"
+
+namespace chorus {
+namespace sim {
+
+// ---- machines -------------------------------------------------------------------
+
+namespace {
+
+// A FIFO slot and the slots per FIFO as the library sizes them
+// (CHORUS_SHM_SLOT_SIZE, CHORUS_SHM_SLOTS); the all-peer algorithms' slice
+// is the small FIFOs' slot once every FIFO at full size would take more
+// than comm/context.cc allows (8 MiB a rank: 8 ranks and more).
+constexpr size_t kEveryFifoFullMaxBytes = size_t(8) << 20;
+
+Machine cpuMachine(std::string name, std::string description, int ranks, LinkModel net, int nics) {
+  Machine m;
+  m.name = std::move(name);
+  m.description = std::move(description);
+  m.ranksPerNode = ranks;
+  // Shared memory: a memcpy into the receiver's slot and one out of it
+  // (~10 GB/s a core), half a microsecond from post to poll.
+  m.intra = {0.5, 10, 0.15};
+  m.net = net;
+  m.nicsPerNode = nics;
+  m.reduceGbPerS = 8;
+  m.copyGbPerS = 10;
+  m.sharedMemory = true;
+  return m;
+}
+
+Machine gpuMachine(std::string name, std::string description, int gpus, double nvlinkGbPerS, LinkModel net,
+                   int nics) {
+  Machine m;
+  m.name = std::move(name);
+  m.description = std::move(description);
+  m.ranksPerNode = gpus;
+  // NVLink through NVSwitch: one direction of a GPU's links, ~1 us a hop
+  // for a kernel's store to be seen; the fold runs at HBM speed.
+  m.intra = {1.0, nvlinkGbPerS, 0.2};
+  m.net = net;
+  m.nicsPerNode = nics;
+  m.reduceGbPerS = 1000;
+  m.copyGbPerS = 1500;
+  m.gpu = true;
+  m.sharedMemory = false;
+  // The device engine's 16 channels of 128 KiB slots, 4 deep
+  // (cuda/device_channel.h), seen as one channel of their sum.
+  m.sliceBytes = m.allPeerSliceBytes = size_t(16) * (128 << 10);
+  return m;
+}
+
+std::vector<Machine> makePresets() {
+  std::vector<Machine> p;
+  // 400 Gb/s InfiniBand NDR: 50 GB/s a direction, ~2 us NIC to NIC
+  // through one switch, ~1 us of proxy and verbs work per message.
+  const LinkModel ndr400{2.0, 50, 1.0}, hdr200{2.0, 25, 1.0}, edr100{2.0, 12.5, 1.0};
+  p.push_back(gpuMachine("8xh100", "8 H100 SXM on NVSwitch (NVLink 4: 450 GB/s a direction), 8 NICs of 400 Gb/s",
+                         8, 450, ndr400, 8));
+  p.push_back(gpuMachine("4xgh200", "4 GH200 on NVLink 4 (450 GB/s a direction), 4 NICs of 400 Gb/s", 4, 450,
+                         ndr400, 4));
+  p.push_back(gpuMachine("8xa100", "8 A100 SXM on NVSwitch (NVLink 3: 300 GB/s a direction), 4 NICs of 200 Gb/s",
+                         8, 300, hdr200, 4));
+  p.push_back(cpuMachine("2socket", "2-socket CPU node, 64 ranks on its cores, one 100 Gb/s NIC", 64, edr100, 1));
+  // This project's machines, played nodes over UCX tcp on loopback: the
+  // constants to be calibrated against perf/*_perf (perf/RESULTS.md).
+  Machine here = cpuMachine("played", "this project's 2-core machine, played nodes over UCX tcp", 2,
+                            LinkModel{10.0, 1.9, 2.5}, 1);
+  here.intra = {0.25, 20, 0.05};
+  here.reduceGbPerS = 25;
+  here.copyGbPerS = 20;
+  p.push_back(here);
+  return p;
+}
+
+}  // namespace
+
+const std::vector<Machine> &machinePresets() {
+  static const std::vector<Machine> presets = makePresets();
+  return presets;
+}
+
+const Machine *findPreset(const std::string &name) {
+  for (const Machine &m : machinePresets())
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+// ---- the planner's view ------------------------------------------------------------
+
+PlanShape planShapeOf(const Machine &, const Layout &l) {
+  PlanShape shape;
+  shape.nranks = l.nranks();
+  shape.nnodes = l.nodes;
+  shape.maxNodeRanks = l.ranksPerNode;
+  shape.equalNodes = l.nodes > 1 && l.ranksPerNode > 1;
+  shape.nodeTreeDepth = nodeTreeDepthOf(l.nodes);
+  shape.cpuShare = 1.0;  // a core (or a GPU) per rank
+  shape.singleCopy = false;  // cross-memory attach is a runtime permission (ptrace scope): not assumed
+  return shape;
+}
+
+Engine engineOf(const Machine &m, const Layout &l) {
+  return m.gpu && l.nodes == 1 ? Engine::Kernels : Engine::Host;
+}
+
+bool algorithmApplies(const Machine &m, const Layout &l, Coll coll, Algo algo) {
+  const int n = l.nranks();
+  const bool severalNodes = l.nodes > 1;
+  const bool kernels = engineOf(m, l) == Engine::Kernels;
+  if (n == 1) return algo == Algo::Local;
+  switch (algo) {
+    case Algo::Ring:
+      return coll == Coll::Allreduce || coll == Coll::Allgather || coll == Coll::ReduceScatter;
+    case Algo::Chain:
+      return coll == Coll::Bcast || coll == Coll::Reduce;
+    case Algo::Direct:
+      return n <= kMaxDirectRanks && coll != Coll::Alltoall;
+    case Algo::Tree:
+      return coll == Coll::Allreduce || (!kernels && severalNodes && (coll == Coll::Bcast || coll == Coll::Reduce));
+    case Algo::RecursiveDoubling:
+      return !kernels && isPowerOfTwo(n) &&
+             (coll == Coll::Allreduce || coll == Coll::Allgather || coll == Coll::ReduceScatter);
+    case Algo::Hierarchical:
+      return !kernels && coll == Coll::Allreduce && l.nodes > 1 && l.ranksPerNode > 1;
+    case Algo::Publish:
+      return !kernels && m.sharedMemory && !severalNodes &&
+             (coll == Coll::Allreduce || coll == Coll::Allgather || coll == Coll::Bcast);
+    case Algo::Pairwise:
+      return coll == Coll::Alltoall;
+    case Algo::Dissemination:
+      return coll == Coll::Barrier;
+    default:
+      return false;
+  }
+}
+
+std::vector<Algo> candidatesFor(const Machine &m, const Layout &l, Coll coll) {
+  std::vector<Algo> out;
+  for (Algo a : {Algo::Local, Algo::Ring, Algo::Chain, Algo::Direct, Algo::Tree, Algo::RecursiveDoubling,
+                 Algo::Hierarchical, Algo::Publish, Algo::Pairwise, Algo::Dissemination})
+    if (algorithmApplies(m, l, coll, a)) out.push_back(a);
+  return out;
+}
+
+// ---- recording -----------------------------------------------------------------------
+
+uint64_t Schedules::ops() const {
+  uint64_t n = 0;
+  for (const RankSchedule &r : ranks) n += r.ops.size();
+  return n;
+}
+
+namespace {
+
+// The buffers are never read: distinct addresses far apart, so that the
+// templates' in-place tests see what a real call would.
+template <typename T>
+T *fakeBuffer(int which) {
+  return reinterpret_cast<T *>(uintptr_t(which) << 40);
+}
+
+// What comm/context.cc builds for the layout: rings through the nodes one
+// after another (ranks in rank order inside a node), the node layout of the
+// trees, the hierarchy's groups.
+struct LayoutTables {
+  std::vector<int> order, where, nodeStart, nodeOf;
+  std::vector<std::vector<int>> nodeRanks, crossRanks;
+  NodeLayout layout{};
+  explicit LayoutTables(const Layout &l) {
+    const int n = l.nranks();
+    for (int r = 0; r < n; ++r) order.push_back(r), where.push_back(r), nodeOf.push_back(l.nodeOf(r));
+    for (int node = 0; node <= l.nodes; ++node) nodeStart.push_back(std::min(n, node * l.ranksPerNode));
+    layout = {n, l.nodes, order.data(), where.data(), nodeStart.data(), nodeOf.data()};
+    nodeRanks.resize(size_t(l.nodes));
+    for (int r = 0; r < n; ++r) nodeRanks[size_t(l.nodeOf(r))].push_back(r);
+    crossRanks.resize(size_t(l.ranksPerNode));
+    for (int i = 0; i < l.ranksPerNode; ++i)
+      for (int node = 0; node < l.nodes; ++node) crossRanks[size_t(i)].push_back(node * l.ranksPerNode + i);
+  }
+};
+
+template <typename T>
+void recordRank(const Machine &m, const Layout &l, const LayoutTables &t, Coll coll, Algo algo, size_t count,
+                int rank, RankSchedule &out) {
+  const int n = l.nranks();
+  CollArgs a;
+  a.sendbuf = fakeBuffer<T>(1);
+  a.recvbuf = fakeBuffer<T>(2);
+  a.count = count;
+  a.root = 0;
+  a.rank = rank;
+  a.nranks = n;
+  const bool rootedTree = algo == Algo::Tree && (coll == Coll::Bcast || coll == Coll::Reduce);
+  const bool allPeers = algo == Algo::Direct || algo == Algo::Pairwise || algo == Algo::Dissemination ||
+                        algo == Algo::RecursiveDoubling || rootedTree;
+  const size_t fifoBytes = fifoFootprint(m.sliceBytes, m.fifoSlots);
+  const size_t allPeerSlice =
+      size_t(n) * fifoBytes <= kEveryFifoFullMaxBytes || m.gpu ? m.allPeerSliceBytes : kSmallFifoSlotBytes;
+  a.sliceElems = std::max<size_t>(1, (allPeers ? allPeerSlice : m.sliceBytes) / sizeof(T));
+  if (l.nodes > 1) {
+    a.ringOrder = t.order.data();
+    a.ringWhere = t.where.data();
+    a.nodes = &t.layout;
+  }
+  SimChannel ch;
+  ch.publish = l.nodes == 1 && m.sharedMemory;
+  ch.readPeers = false;
+  if (coll == Coll::Allreduce && algo == Algo::Hierarchical && l.nodes > 1 && l.ranksPerNode > 1) {
+    const int node = l.nodeOf(rank), local = rank % l.ranksPerNode;
+    const HierarchyGroups groups{t.nodeRanks[size_t(node)].data(), l.ranksPerNode, local,
+                                 t.crossRanks[size_t(local)].data(), l.nodes, node};
+    allreduceHierarchical<T>(a, groups, [&](const int *ranks, bool, auto &&body) {
+      ch.group = ranks;
+      SimPrims<T> prims(out, ch);
+      body(prims);
+      ch.group = nullptr;
+      return true;
+    });
+    return;
+  }
+  if (coll == Coll::Allreduce || coll == Coll::Reduce || coll == Coll::ReduceScatter) {
+    SimPrims<T> prims(out, ch);
+    runReductionAlgorithm<T>(a, coll, algo, prims, fakeBuffer<T>(3));
+  } else {
+    SimPrims<uint8_t> prims(out, ch);  // bytes, as the executor moves them (count is in bytes)
+    runCopyAlgorithm(a, coll, algo, prims);
+  }
+}
+
+}  // namespace
+
+Schedules recordCollective(const Machine &m, const Layout &l, Coll coll, Algo algo, size_t bytes, size_t elemSize) {
+  Schedules s;
+  s.ranks.resize(size_t(l.nranks()));
+  const LayoutTables tables(l);
+  const bool reduction = coll == Coll::Allreduce || coll == Coll::Reduce || coll == Coll::ReduceScatter;
+  for (int r = 0; r < l.nranks(); ++r) {
+    RankSchedule &out = s.ranks[size_t(r)];
+    if (!reduction) recordRank<uint8_t>(m, l, tables, coll, algo, bytes, r, out);
+    else if (elemSize == 8) recordRank<double>(m, l, tables, coll, algo, bytes / 8, r, out);
+    else recordRank<float>(m, l, tables, coll, algo, bytes / 4, r, out);
+  }
+  return s;
+}
+
+// ---- the event model ---------------------------------------------------------------
+
+namespace {
+
+struct LinkState {
+  std::vector<double> arrive;  // message k's arrival at the receiver
+  std::vector<double> freed;   // message k's slot free again, as the sender learns it
+  size_t received = 0;
+  double busyUntil = 0;        // the link's bytes in flight (a link inside a node)
+};
+
+struct Replay {
+  const Machine &m;
+  const Layout &l;
+  const Schedules &s;
+  std::unordered_map<uint64_t, LinkState> links;
+  std::vector<double> clock;
+  std::vector<size_t> next;
+  std::vector<char> queued;
+  std::vector<double> nicTx, nicRx;              // by node * nics + nic
+  std::vector<std::vector<double>> published;    // by rank: each slice's publication
+  std::vector<std::vector<size_t>> readCount;    // [reader][publisher], built on demand
+  SimResult result;
+
+  Replay(const Machine &machine, const Layout &layout, const Schedules &schedules)
+      : m(machine), l(layout), s(schedules) {
+    const size_t n = size_t(l.nranks());
+    clock.assign(n, 0);
+    next.assign(n, 0);
+    queued.assign(n, 0);
+    nicTx.assign(size_t(l.nodes * m.nicsPerNode), 0);
+    nicRx.assign(nicTx.size(), 0);
+    published.resize(n);
+  }
+
+  LinkState &link(int from, int to) { return links[(uint64_t(uint32_t(from)) << 32) | uint32_t(to)]; }
+  bool sameNode(int a, int b) const { return l.nodeOf(a) == l.nodeOf(b); }
+  const LinkModel &model(int a, int b) const { return sameNode(a, b) ? m.intra : m.net; }
+  int nicOf(int rank) const {
+    const int local = rank % l.ranksPerNode;
+    return l.nodeOf(rank) * m.nicsPerNode + local * m.nicsPerNode / l.ranksPerNode;
+  }
+  // Switch hops between two nodes: one on a rail-optimised fabric (or
+  // within a leaf), up to 2 * levels - 1 through a fat tree's spine.
+  double hopUs(int a, int b) const {
+    if (sameNode(a, b) || m.railOptimised || m.switchLevels <= 1) return 0;
+    return double(2 * m.switchLevels - 2) * m.switchHopUs;
+  }
+  static double transferUs(uint64_t bytes, const LinkModel &lm) { return double(bytes) / (lm.gbPerS * 1e3); }
+
+  // When rank r's next operation can start, or a negative number while it
+  // waits for something no rank has done yet.
+  double readyAt(int r) {
+    const SimOp &op = s.ranks[size_t(r)].ops[next[size_t(r)]];
+    double t = clock[size_t(r)];
+    if (op.kind == SimOp::ReadPublished) {
+      // (Publish rings exist on one node only: n x n counts stay small.)
+      if (readCount.empty()) readCount.assign(size_t(l.nranks()), std::vector<size_t>(size_t(l.nranks()), 0));
+      const size_t k = readCount[size_t(r)][size_t(op.peer)];
+      if (published[size_t(op.peer)].size() <= k) return -1;
+      return std::max(t, published[size_t(op.peer)][k] + m.intra.latencyUs);
+    }
+    if (op.kind != SimOp::Step) return t;
+    const int32_t *peers = &s.ranks[size_t(r)].peers[op.peerAt];
+    for (int i = 0; i < op.nrecv; ++i) {
+      LinkState &in = link(peers[i], r);
+      if (in.arrive.size() <= in.received) return -1;
+      t = std::max(t, in.arrive[in.received]);
+    }
+    for (int i = 0; i < op.nsend; ++i) {
+      LinkState &out = link(r, peers[op.nrecv + i]);
+      const size_t k = out.arrive.size();
+      if (k >= size_t(m.fifoSlots)) {
+        const size_t needFreed = k - size_t(m.fifoSlots);
+        if (out.freed.size() <= needFreed) return -1;
+        t = std::max(t, out.freed[needFreed]);
+      }
+    }
+    return t;
+  }
+
+  void execute(int r, double start) {
+    const SimOp &op = s.ranks[size_t(r)].ops[next[size_t(r)]++];
+    double end = start;
+    switch (op.kind) {
+      case SimOp::Publish:
+        end = start + transferUs(op.bytes, m.intra) + m.intra.perMessageUs;
+        published[size_t(r)].push_back(end);
+        break;
+      case SimOp::ReadPublished:
+        ++readCount[size_t(r)][size_t(op.peer)];
+        end = start + transferUs(op.bytes, m.intra) + m.intra.perMessageUs;
+        break;
+      case SimOp::ReadPeer:
+        end = start + m.intra.latencyUs + transferUs(op.bytes, m.intra);
+        break;
+      case SimOp::Step: {
+        const int32_t *peers = &s.ranks[size_t(r)].peers[op.peerAt];
+        double work = 0;
+        for (int i = 0; i < op.nrecv + op.nsend; ++i) work += model(r, peers[i]).perMessageUs;
+        // What the receiver does with the slices: folds them into its own,
+        // or copies them out of the FIFO (a pure send's copy into the
+        // FIFO is the link's transfer).
+        if (op.nrecv) work += double(op.bytes) * op.nrecv / ((op.reduce ? m.reduceGbPerS : m.copyGbPerS) * 1e3);
+        end = start + work;
+        for (int i = 0; i < op.nsend; ++i) send(r, peers[op.nrecv + i], op.bytes, end);
+        for (int i = 0; i < op.nrecv; ++i) {
+          LinkState &in = link(peers[i], r);
+          ++in.received;
+          in.freed.push_back(end + model(peers[i], r).latencyUs + hopUs(peers[i], r));
+        }
+        break;
+      }
+    }
+    clock[size_t(r)] = end;
+  }
+
+  void send(int from, int to, uint64_t bytes, double depart) {
+    LinkState &out = link(from, to);
+    const LinkModel &lm = model(from, to);
+    const double wire = transferUs(bytes, lm);
+    ++result.messages;
+    double arrival;
+    if (sameNode(from, to)) {
+      const double begin = std::max(depart, out.busyUntil);
+      out.busyUntil = begin + wire;
+      arrival = begin + wire + lm.latencyUs;
+    } else {
+      ++result.netMessages;
+      result.netBytes += bytes;
+      double &tx = nicTx[size_t(nicOf(from))], &rx = nicRx[size_t(nicOf(to))];
+      const double begin = std::max(depart, tx);
+      tx = begin + wire;
+      arrival = std::max(begin + wire + lm.latencyUs + hopUs(from, to), rx + wire);
+      rx = arrival;
+    }
+    out.arrive.push_back(arrival);
+  }
+
+  void run() {
+    using Entry = std::pair<double, int>;
+    std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> ready;
+    const int n = l.nranks();
+    auto offer = [&](int r) {
+      if (queued[size_t(r)] || next[size_t(r)] >= s.ranks[size_t(r)].ops.size()) return;
+      const double t = readyAt(r);
+      if (t < 0) return;
+      queued[size_t(r)] = 1;
+      ready.push({t, r});
+    };
+    for (int r = 0; r < n; ++r) offer(r);
+    while (!ready.empty()) {
+      const auto [t, r] = ready.top();
+      ready.pop();
+      queued[size_t(r)] = 0;
+      const double start = readyAt(r);  // (what it waited for cannot have moved)
+      const SimOp op = s.ranks[size_t(r)].ops[next[size_t(r)]];
+      execute(r, std::max(start, t));
+      offer(r);
+      if (op.kind == SimOp::Publish) {
+        for (int q = 0; q < n; ++q) offer(q);
+      } else if (op.kind == SimOp::Step) {
+        const int32_t *peers = &s.ranks[size_t(r)].peers[op.peerAt];
+        for (int i = 0; i < op.nrecv + op.nsend; ++i) offer(peers[i]);
+      }
+    }
+    for (int r = 0; r < n; ++r)
+      if (next[size_t(r)] < s.ranks[size_t(r)].ops.size()) {
+        result.why = "rank " + std::to_string(r) + " waits forever at its operation " + std::to_string(next[size_t(r)]) +
+                     ": the schedules do not match";
+        return;
+      }
+    result.timeUs = *std::max_element(clock.begin(), clock.end());
+    result.ok = true;
+  }
+};
+
+}  // namespace
+
+SimResult simulate(const Machine &m, const Layout &l, const Schedules &s) {
+  if (s.ops() > kMaxSimulatedOps) {
+    SimResult refused;
+    refused.why = std::to_string(s.ops()) + " primitive calls: more than the event model takes (" +
+                  std::to_string(kMaxSimulatedOps) + ")";
+    return refused;
+  }
+  Replay replay(m, l, s);
+  replay.run();
+  return replay.result;
+}
+
+double busFactor(Coll coll, int nranks) {
+  const double n = nranks;
+  switch (coll) {
+    case Coll::Allreduce: return 2 * (n - 1) / n;
+    case Coll::Allgather:
+    case Coll::ReduceScatter:
+    case Coll::Alltoall: return (n - 1) / n;
+    default: return 1;
+  }
+}
+
+double algorithmBytes(Coll coll, size_t bytes, int nranks) {
+  switch (coll) {
+    case Coll::Allgather:
+    case Coll::ReduceScatter:
+    case Coll::Alltoall: return double(bytes) * nranks;
+    default: return double(bytes);
+  }
+}
+
+}  // namespace sim
+}  // namespace chorus

@@ -1,0 +1,104 @@
+// chorus_sim's model (issue 31): machines, the recording of the library's
+// own schedules, and the event model that times them.
+//
+// What is the library's and what is the model's.  The schedule of every
+// rank comes from the algorithm templates themselves, through the same
+// dispatch the host executor uses (coll/dispatch.h) and the same CollArgs
+// (slices of a FIFO slot, rings in node order, node trees, the hierarchy's
+// groups); the algorithm a call would take comes from the planner
+// (planCollective).  The machine is the model's: links with a latency, a
+// bandwidth and a cost per message, NICs shared by the ranks of a node,
+// FIFOs of a few slots whose credits hold a sender back.  Not modelled: the
+// device engine's channels (a GPU rank is one channel at the link's whole
+// bandwidth), congestion inside the fabric beyond the NICs, the publish
+// rings' credits, and CPU contention between ranks.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "coll/algorithms.h"
+#include "core/collective.h"
+#include "sim/sim_prims.h"
+
+namespace chorus {
+namespace sim {
+
+struct LinkModel {
+  double latencyUs = 1;     // from the sender's post to the first byte's arrival
+  double gbPerS = 10;       // one direction, GB/s (1e9 bytes)
+  double perMessageUs = 0;  // the CPU or kernel work of each message at each end
+};
+
+struct Machine {
+  std::string name, description;
+  int ranksPerNode = 8;
+  LinkModel intra;            // between two ranks of a node (shared memory, NVLink)
+  LinkModel net;              // through one NIC, NIC to NIC
+  int nicsPerNode = 1;        // local rank i sends through NIC i * nics / ranksPerNode
+  bool railOptimised = true;  // rail-optimised fabric: one switch hop between NICs of a rail
+  int switchLevels = 1;       // fat tree: up to 2 * levels - 1 hops between two nodes
+  double switchHopUs = 0.3;   // latency added by each switch hop beyond the first
+  double reduceGbPerS = 20;   // a rank's fold of a received slice into its own (bytes out)
+  double copyGbPerS = 20;     // a rank's copy of a received slice out of its FIFO
+  int fifoSlots = 4;          // slots of a FIFO: messages a sender may run ahead of its receiver
+  size_t sliceBytes = 256 << 10;  // a full FIFO's slot: the streaming algorithms' slice
+  size_t allPeerSliceBytes = 256 << 10;  // the all-peer algorithms' slice
+  bool gpu = false;           // ranks are GPUs: device buffers (the kernels' plans on one node)
+  bool sharedMemory = true;   // ranks of a node can publish and read each other's memory (CPU ranks)
+};
+
+// The named presets (chorus_sim --list-presets).
+const std::vector<Machine> &machinePresets();
+const Machine *findPreset(const std::string &name);
+
+struct Layout {
+  int nodes = 1;
+  int ranksPerNode = 1;
+  int nranks() const { return nodes * ranksPerNode; }
+  int nodeOf(int rank) const { return rank / ranksPerNode; }
+};
+
+// The planner's view of the layout (as comm/context.cc fills it), and the
+// engine a call on this machine runs on.
+PlanShape planShapeOf(const Machine &m, const Layout &l);
+Engine engineOf(const Machine &m, const Layout &l);
+
+// Whether `algo` is a schedule of its own for `coll` on this layout (not a
+// name the dispatch would quietly run as the ring), and the algorithms to
+// time for `coll`.
+bool algorithmApplies(const Machine &m, const Layout &l, Coll coll, Algo algo);
+std::vector<Algo> candidatesFor(const Machine &m, const Layout &l, Coll coll);
+
+struct Schedules {
+  std::vector<RankSchedule> ranks;
+  uint64_t ops() const;
+};
+
+// Every rank's schedule of `coll` by `algo` on `bytes` (the planner's
+// bytes: the whole vector for allreduce, reduce and bcast, one rank's block
+// for allgather, reduce-scatter and alltoall) of `elemSize`-byte elements.
+Schedules recordCollective(const Machine &m, const Layout &l, Coll coll, Algo algo, size_t bytes, size_t elemSize);
+
+struct SimResult {
+  bool ok = false;
+  std::string why;     // when not ok: a deadlock (the schedules disagree) or a size refused
+  double timeUs = 0;   // the last rank's end
+  uint64_t messages = 0, netMessages = 0, netBytes = 0;
+};
+// Beyond this many primitive calls in all, the event model refuses (a
+// ring over 16,384 ranks is half a billion of them).
+constexpr uint64_t kMaxSimulatedOps = uint64_t(40) << 20;
+SimResult simulate(const Machine &m, const Layout &l, const Schedules &s);
+
+// NCCL's bus bandwidth factor: what each rank's links carry relative to
+// the algorithm bandwidth of a perfect ring.
+double busFactor(Coll coll, int nranks);
+// The bytes a call moves in the algorithm bandwidth's numerator: the
+// vector, or every rank's block together.
+double algorithmBytes(Coll coll, size_t bytes, int nranks);
+
+}  // namespace sim
+}  // namespace chorus
