@@ -78,6 +78,9 @@ size_t directMaxBytes(Coll coll, int nranks) {
 // every size), to 64 KiB (measurements above).
 constexpr size_t kTreeMaxBytes = 64 * 1024;
 constexpr int kTreeMinRanks = 8;
+// The element size the plan assumes where it matters and is not known (the
+// plan is per byte count): a double's, the widest of the common types.
+constexpr double kPlannedElementBytes = 8;
 // Publish (allgather, bcast, and the allgather half of a ring allreduce)
 // saves writes only from 3 ranks: at 2 the ring and chain write each byte
 // as often (twice).  4 ranks, allreduce, ring against ring + publish:
@@ -242,6 +245,13 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
     }
     case Algo::Hierarchical:  // rings in the node around a ring among the nodes
       if (coll != Coll::Allreduce || !shape.equalNodes) return kNotApplicable;
+      // Fewer elements than the node has ranks leave its blocks empty: the
+      // tail, a flat ring over every rank, carries it all
+      // (allreduce_hierarchical.h).  The plan does not know the element
+      // size; below a double per rank of a node, that is what it is.
+      // chorus_sim found it: 2 nodes x 8 ranks, 8 bytes, 53 us by the
+      // hierarchy's flat ring against 28 by the tree (perf/RESULTS.md).
+      if (bytes < kPlannedElementBytes * m) return modelCostUs(coll, Algo::Ring, bytesArg, shape);
       return 2 * shmHops * hopUs(kShmLink, bytes / m, shape.cpuShare) + 2 * (nodes - 1) * hopUs(kNetLink, bytes / (m * nodes), shape.cpuShare);
     default:
       return kNotApplicable;

@@ -128,6 +128,19 @@ BOOST_AUTO_TEST_CASE(planner_choices) {
   BOOST_TEST(planCollective(Coll::Allreduce, 8, twoByTwo).algo == Algo::RecursiveDoubling);
   BOOST_TEST(planCollective(Coll::Allgather, 8, twoByTwo).algo == Algo::Direct);
   BOOST_TEST(planCollective(Coll::Allgather, size_t(64) << 20, twoByTwo).algo == Algo::Ring);
+  // Fewer bytes than a double per rank of a node: the hierarchy's blocks
+  // would be empty and its flat tail ring carry everything, so it is costed
+  // as that ring and not taken.
+  PlanShape twoByEight;
+  twoByEight.nranks = 16;
+  twoByEight.nnodes = 2;
+  twoByEight.maxNodeRanks = 8;
+  twoByEight.equalNodes = true;
+  BOOST_TEST(planCollective(Coll::Allreduce, 8, twoByEight).algo != Algo::Hierarchical);
+  BOOST_TEST(modelCostUs(Coll::Allreduce, Algo::Hierarchical, 8, twoByEight) ==
+             modelCostUs(Coll::Allreduce, Algo::Ring, 8, twoByEight));
+  BOOST_TEST(modelCostUs(Coll::Allreduce, Algo::Hierarchical, 64, twoByEight) <
+             modelCostUs(Coll::Allreduce, Algo::Ring, 64, twoByEight));
   PlanShape uneven = twoByTwo;
   uneven.nranks = 6;
   uneven.nnodes = 3;
