@@ -119,15 +119,16 @@ Status libraryInit();
 //  - one-time set-up (libraryInit, settings, logging, topology, Chorus's
 //    datatypes) is std::call_once, then read-only; the predefined-type cache
 //    is lock-free to read and locks only to add a type, once per type;
-//  - the live-context set (g_live) and the UCX process context lock, but
-//    only when a context is created or released;
+//  - the live-context set (g_live) when a context is created or released;
+//  - the one exception, on communicators that cross nodes: the UCX worker
+//    lock (transport/ucx/ucx_worker.cc), taken around every call into UCX,
+//    for the process has one worker shared by its communicators: two
+//    threads' collectives on two communicators progress it in turn;
 //  - flight-recorder slots are claimed by compare-exchange; shm segment
 //    names by an atomic counter and random bits.
 // Known gaps: communicators set up by several threads at once may agree on
 // the same number (agreeCommId), which only names them in trace files and
-// CHORUS_STATS lines.  (The UCP context, transport/ucx, sets
-// mt_workers_shared: its progress thread and the threads running
-// collectives run workers of one context at once.)
+// CHORUS_STATS lines.
 bool threadMultiple();
 
 }  // namespace chorus

@@ -10,20 +10,24 @@
 //    chain's and the tree's last, needs none), and after an alltoall every
 //    rank has linked both; with eager every rank linked both at set-up.
 //    Each result matches MPI's.
-// 1. reorder + forge: every collective at inline, one-slot and multi-slot
+// 1. several communicators at once (two duplicates and a split by rank
+//    parity, each crossing the nodes): collectives interleaved on them,
+//    each checked against MPI's; the three share the process's one UCX
+//    worker (the same address in each, counted as its users); one freed
+//    while the others run on, whose late messages must not count as forged.
+// 2. reorder + forge: every collective at inline, one-slot and multi-slot
 //    sizes matches MPI's although messages overtake each other and forged
 //    copies (without the communicator's token) arrive; the faults really
 //    happened (counted) and every rank that received forged copies dropped them.
-// 2. duplicate, corrupt-header, out-of-window: each on a fresh communicator,
+// 3. duplicate, corrupt-header, out-of-window: each on a fresh communicator,
 //    one message from rank 0 breaks the contract: its receiver fails with
 //    the "arrived corrupted" class naming the fault and rank 0, and no rank
 //    returns success with a wrong result.
-// 3. net_forger, spawned by rank 1, sends forged headers (no token, a 4096-
+// 4. net_forger, spawned by rank 1, sends forged headers (no token, a 4096-
 //    line count, a short header, credits) to rank 1's worker while the job
 //    runs allreduces: every result stays right, no collective fails (none
-//    waits on the endpoint UCX made for the forger: a collective does not
-//    wait for a worker flush while the progress thread runs), and rank 1
-//    counts the drops.
+//    waits on the endpoint UCX made for the forger: a collective leaves the
+//    worker's flush to the progress thread), and rank 1 counts the drops.
 #include <mpi.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -171,6 +175,80 @@ void brokenContract(unsigned fault, const char *name, const char *named) {
   MPI_Comm_free(&c);
 }
 
+// Allreduce and broadcast of `n` ints on `c` (of `cSize` ranks, this one
+// `cRank`), checked against MPI's on the same data; `salt` varies the data.
+void checkAgainstMpi(MPI_Comm c, int cRank, int cSize, int n, int salt, const char *name) {
+  const std::string at = std::string(name) + ", " + std::to_string(n) + " ints";
+  std::vector<int> in(static_cast<size_t>(n)), out(in.size(), -1), ref(in.size(), -2);
+  for (int i = 0; i < n; ++i) in[size_t(i)] = (i * 31 + cRank * 1009 + salt * 7) % 100003 - 50000;
+  int rc = MPIX_Allreduce_gpu(in.data(), out.data(), n, MPI_INT, MPI_SUM, c);
+  MPI_Allreduce(in.data(), ref.data(), n, MPI_INT, MPI_SUM, c);
+  if (rc != MPI_SUCCESS) fail("several: allreduce failed (" + at + "): " + errorText(rc));
+  else if (out != ref) fail("several: allreduce differs from MPI_Allreduce (" + at + ")");
+  const int root = salt % cSize;
+  std::vector<int> mine = in, theirs = in;
+  rc = MPIX_Bcast_gpu(mine.data(), n, MPI_INT, root, c);
+  MPI_Bcast(theirs.data(), n, MPI_INT, root, c);
+  if (rc != MPI_SUCCESS) fail("several: bcast failed (" + at + "): " + errorText(rc));
+  else if (mine != theirs) fail("several: bcast differs from MPI_Bcast (" + at + ")");
+}
+
+void severalCommunicators() {
+  MPI_Comm comms[3];
+  comms[0] = dupReturningErrors();
+  comms[1] = dupReturningErrors();
+  MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &comms[2]);  // 2x2: {0, 2} and {1, 3}, across the nodes
+  MPI_Comm_set_errhandler(comms[2], MPI_ERRORS_RETURN);
+  const char *names[3] = {"first duplicate", "second duplicate", "split"};
+  int ranks[3], sizes[3];
+  for (int i = 0; i < 3; ++i) {
+    MPI_Comm_rank(comms[i], &ranks[i]);
+    MPI_Comm_size(comms[i], &sizes[i]);
+    if (MPIX_Barrier_gpu(comms[i]) != MPI_SUCCESS)
+      fail(std::string("several: the set-up barrier failed on the ") + names[i]);
+  }
+  chorus::Context *ctx[3];
+  for (int i = 0; i < 3; ++i) ctx[i] = contextOf(comms[i]);
+  if (!ctx[0] || !ctx[1] || !ctx[2]) return;
+  // One worker: the address each communicator published is the same, and
+  // it counts the three among its users.
+  const chorus::PeerInfo &first = ctx[0]->peers[size_t(ranks[0])];
+  for (int i = 1; i < 3; ++i) {
+    const chorus::PeerInfo &self = ctx[i]->peers[size_t(ranks[i])];
+    if (self.netAddrLen != first.netAddrLen || memcmp(self.netAddr, first.netAddr, size_t(first.netAddrLen)) != 0)
+      fail(std::string("several: the ") + names[i] + " published another UCX worker address than the first duplicate");
+  }
+  const uint64_t users = chorus::ucxCounters(*ctx[0]).workerUsers;
+  if (users < 3)
+    fail("several: the process's UCX worker has " + std::to_string(users) + " users, not the 3 communicators");
+  // Inline, one full slot, several full slots; the communicators in turn,
+  // so that each one's messages arrive while another's collective runs.
+  int salt = 0;
+  for (int round = 0; round < 4; ++round)
+    for (int n : {24, 3000, 70001})
+      for (int i = 0; i < 3; ++i) checkAgainstMpi(comms[i], ranks[i], sizes[i], n, ++salt, names[i]);
+  // The first goes; the others run on and count no forged message (the
+  // first's last credits are late, not forged).
+  MPIX_Comm_gpu_free(comms[0]);
+  MPI_Comm_free(&comms[0]);
+  for (int round = 0; round < 3; ++round)
+    for (int n : {24, 70001})
+      for (int i = 1; i < 3; ++i) checkAgainstMpi(comms[i], ranks[i], sizes[i], n, ++salt, names[i]);
+  const chorus::UcxCounters left = chorus::ucxCounters(*ctx[1]);
+  const uint64_t forged = sumOverRanks(left.forgedDropped + chorus::ucxCounters(*ctx[2]).forgedDropped);
+  if (rank == 0)
+    printf("several: 3 communicators on one UCX worker (%llu users here), one freed, %llu messages counted forged\n",
+           (unsigned long long)users, (unsigned long long)forged);
+  if (forged != 0) fail("several: " + std::to_string(forged) + " messages counted forged with no forger");
+  if (left.workerUsers != users - 1)
+    fail("several: the worker has " + std::to_string(left.workerUsers) + " users after one of " +
+         std::to_string(users) + " was freed");
+  for (int i = 1; i < 3; ++i) {
+    MPIX_Comm_gpu_free(comms[i]);
+    MPI_Comm_free(&comms[i]);
+  }
+}
+
 // Rank 1 writes its UCX worker address where net_forger reads it and
 // starts it; every rank runs allreduces until the forger is done, and a few
 // more so that rank 1 takes in whatever it still holds.
@@ -248,6 +326,7 @@ void outsideForger() {
 int main(int argc, char **argv) {
   initRanks(&argc, &argv, &rank, &size);
   linksOnFirstUse();
+  severalCommunicators();
   reorderAndForge();
   brokenContract(chorus::kNetFaultDuplicate, "duplicate", "arrived twice");
   brokenContract(chorus::kNetFaultCorruptHeader, "corrupt-header", "does not fit");

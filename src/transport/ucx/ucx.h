@@ -13,10 +13,13 @@ extern const TransportOps kUcxTransport;
 const NetOps &ucxNetOps();
 
 // What a communicator's ucx transport has seen, for tests and the teardown
-// warning: messages dropped for a wrong token, the faults injected, and
-// how many full slots went by put.
+// warning: messages dropped for a wrong token (those with no token of the
+// process's communicators count for every communicator alive when they
+// came: the worker they arrive on is shared), the faults injected, and how
+// many full slots went by put.
 struct UcxCounters {
   uint64_t forgedDropped = 0;
+  uint64_t workerUsers = 0;  // communicator contexts sharing the process's UCX worker now
   uint64_t reordered = 0, duplicated = 0, corrupted = 0, forgedSent = 0;
   uint64_t puts = 0;  // full slots sent by put (CHORUS_NET_PROTO)
   // Connect on first use (CHORUS_NET_CONNECT): the peers on other nodes

@@ -1,13 +1,15 @@
 // ucx transport: what arrives, checked before one byte of it is used.
 //
-// A message is accepted only if it carries the communicator's token
-// (otherwise it came from outside the job: dropped and counted), names a
-// sender in the communicator, and fits: its number inside its FIFO's
-// window and not already received, its size within a slot, its inline line
-// count within an inline slot, its credit within what was sent.  A message
-// with the token that fails a check is a broken contract (a bug, or memory
-// corruption on the way): the communicator fails with a named error
-// (UcxState::violation), and nothing is copied.
+// A message reaches a communicator only if it carries its token (the
+// shared worker's handlers find the communicator by it, ucx_worker.cc;
+// otherwise it came from outside the job: dropped and counted), and is
+// accepted only if it names a sender in the communicator, and fits: its
+// number inside its FIFO's window and not already received, its size
+// within a slot, its inline line count within an inline slot, its credit
+// within what was sent.  A message with the token that fails a check is a
+// broken contract (a bug, or memory corruption on the way): the
+// communicator fails with a named error (UcxState::violation), and nothing
+// is copied.
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
@@ -36,23 +38,16 @@ __attribute__((format(printf, 2, 3))) void violate(UcxState &st, const char *for
   CHORUS_WARN("%s", st.violationText);
 }
 
-// The header of an arrived message, if it is one of this communicator's:
-// the right length, the token, a sender in the communicator on another
-// node (the others never use this transport).  Anything else is dropped and
-// counted, with one warning per communicator.
-bool acceptHeader(UcxState &st, const void *header, size_t headerLength, NetHeader *h) {
-  bool ours = headerLength == sizeof *h;
-  if (ours) {
-    memcpy(h, header, sizeof *h);
-    ours = h->token == st.token && h->src >= 0 && h->src < st.ctx->nranks && st.isRemote[size_t(h->src)];
-  }
-  if (ours) return true;
+// A header with this communicator's token that names a sender on another
+// node in it (the others never use this transport).  Anything else is
+// dropped and counted, with one warning per communicator.
+bool acceptSender(UcxState &st, const NetHeader &h) {
+  if (h.src >= 0 && h.src < st.ctx->nranks && st.isRemote[size_t(h.src)]) return true;
   ++st.counters.forgedDropped;
   if (!st.forgedWarned) {
     st.forgedWarned = true;
-    CHORUS_WARN("rank %d dropped a UCX message that does not carry this communicator's token (%zu-byte header): a "
-                "process outside the job reached this rank's UCX port; such messages are dropped and counted",
-                st.ctx->rank, headerLength);
+    CHORUS_WARN("rank %d dropped a UCX message with this communicator's token that names rank %d, not one on "
+                "another node; such messages are dropped and counted", st.ctx->rank, int(h.src));
   }
   return false;
 }
@@ -119,56 +114,31 @@ void acceptData(UcxState &st, const NetHeader &h, const void *data, size_t lengt
   raiseHead(st.ctx->sendTo[size_t(src)].header, h.credit);
 }
 
-}  // namespace
-
-ucs_status_t ucxOnData(void *arg, const void *header, size_t headerLength, void *data, size_t length,
-                       const ucp_am_recv_param_t *param) {
-  auto &st = *static_cast<UcxState *>(arg);
-  NetHeader h;
-  if (!acceptHeader(st, header, headerLength, &h)) return UCS_OK;
-  if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) {
+// The notice of a put (kAmPut): the sender fenced it behind the put, so
+// UCX wrote the slot before this handler runs (ucp_worker_fence's
+// contract).  The checks are those of any data message; only the copy is
+// gone.  A put is possible only with this communicator's rkey, which only
+// its ranks hold (exchanged over the user's MPI communicator).
+void onData(UcxState &st, const NetHeader &h, const void *data, size_t length, bool rendezvous, bool put) {
+  if (put) {
+    acceptData(st, h, data, rendezvous ? ~size_t(0) : length, true);  // a payload: does not fit
+    return;
+  }
+  if (rendezvous) {
     // Ours are sent eager; a rendezvous one is not of this protocol.
     violate(st, "rank %d sent a rendezvous active message, which this transport never sends", h.src);
-    return UCS_OK;
+    return;
   }
   acceptData(st, h, data, length, false);
-  return UCS_OK;
-}
-
-// The notice of a put: the sender fenced it behind the put, so UCX wrote
-// the slot before this handler runs (ucp_worker_fence's contract).  The
-// checks are those of any data message; only the copy is gone.  A put is
-// possible only with this communicator's rkey, which only its ranks hold
-// (exchanged over the user's MPI communicator).
-ucs_status_t ucxOnPut(void *arg, const void *header, size_t headerLength, void *data, size_t length,
-                      const ucp_am_recv_param_t *param) {
-  auto &st = *static_cast<UcxState *>(arg);
-  NetHeader h;
-  if (!acceptHeader(st, header, headerLength, &h)) return UCS_OK;
-  if (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV) length = ~size_t(0);  // a payload: does not fit
-  acceptData(st, h, data, length, true);
-  return UCS_OK;
-}
-
-ucs_status_t ucxOnCredit(void *arg, const void *header, size_t headerLength, void *, size_t,
-                         const ucp_am_recv_param_t *) {
-  auto &st = *static_cast<UcxState *>(arg);
-  NetHeader h;
-  if (!acceptHeader(st, header, headerLength, &h) || !creditFits(st, h.src, h.value)) return UCS_OK;
-  raiseHead(st.ctx->sendTo[size_t(h.src)].header, h.value);
-  return UCS_OK;
 }
 
 // A peer on another node failed in collective h.value: its waits ended,
 // so ours on it (or on ranks that wait for it) never would.  The text is
 // the peer's own error, bounded and made printable before it is kept.
-ucs_status_t ucxOnAbort(void *arg, const void *header, size_t headerLength, void *data, size_t length,
-                        const ucp_am_recv_param_t *param) {
-  auto &st = *static_cast<UcxState *>(arg);
-  NetHeader h;
-  if (!acceptHeader(st, header, headerLength, &h) || st.abortFrom >= 0) return UCS_OK;
+void onAbort(UcxState &st, const NetHeader &h, const void *data, size_t length, bool rendezvous) {
+  if (st.abortFrom >= 0) return;
   char why[kAbortTextMax + 1] = "";
-  if (!(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) {
+  if (!rendezvous) {
     const size_t n = std::min(length, size_t(kAbortTextMax));
     memcpy(why, data, n);
     why[n] = '\0';
@@ -184,36 +154,39 @@ ucs_status_t ucxOnAbort(void *arg, const void *header, size_t headerLength, void
   snprintf(st.abortText, sizeof st.abortText, "rank %d (on another node) failed in collective #%llu: %s", h.src,
            (unsigned long long)h.value, why[0] ? why : "no reason given");
   CHORUS_INFO(kSubsysNet, "rank %d: %s", st.ctx->rank, st.abortText);
-  return UCS_OK;
 }
 
 // The sender waits for us to have consumed h.value messages of its FIFO.
 // Answered at once (after the worker's progress: no sends from a handler)
 // when we have, else by the consuming primitive when we get there.
-ucs_status_t ucxOnCreditWanted(void *arg, const void *header, size_t headerLength, void *, size_t,
-                               const ucp_am_recv_param_t *) {
-  auto &st = *static_cast<UcxState *>(arg);
-  NetHeader h;
-  if (!acceptHeader(st, header, headerLength, &h)) return UCS_OK;
+void onCreditWanted(UcxState &st, const NetHeader &h) {
   // (It may overtake the first message it waits on: UCX keeps no order.)
-  if (ucxLinkPeer(st, h.src) != Status::Ok) return UCS_OK;  // that message fails the communicator
+  if (ucxLinkPeer(st, h.src) != Status::Ok) return;  // that message fails the communicator
   FifoEnd &e = st.ctx->recvFrom[size_t(h.src)];
-  if (e.credited >= h.value) return UCS_OK;  // told already: that credit is on its way
+  if (e.credited >= h.value) return;  // told already: that credit is on its way
   if (e.step >= h.value) st.creditReplies.push_back(h.src);
   else e.creditWanted = std::min(e.creditWanted, h.value);
-  return UCS_OK;
 }
 
-// Where a peer's receive copy of our FIFO to it is, and the rkey to put
-// there: it linked us.  Only from a rank of the communicator (the token);
-// a second one for the same link is ignored.
-ucs_status_t ucxOnRkey(void *arg, const void *header, size_t headerLength, void *data, size_t length,
-                       const ucp_am_recv_param_t *param) {
-  auto &st = *static_cast<UcxState *>(arg);
-  NetHeader h;
-  if (!acceptHeader(st, header, headerLength, &h) || (param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) return UCS_OK;
-  ucxTakeRkey(st, h.src, h.value, data, length);
-  return UCS_OK;
+}  // namespace
+
+void ucxArrive(UcxState &st, unsigned id, const NetHeader &h, const void *data, size_t length, bool rendezvous) {
+  if (!acceptSender(st, h)) return;
+  switch (id) {
+    case kAmData: onData(st, h, data, length, rendezvous, false); break;
+    case kAmPut: onData(st, h, data, length, rendezvous, true); break;
+    case kAmCredit:
+      if (creditFits(st, h.src, h.value)) raiseHead(st.ctx->sendTo[size_t(h.src)].header, h.value);
+      break;
+    case kAmCreditWanted: onCreditWanted(st, h); break;
+    case kAmAbort: onAbort(st, h, data, length, rendezvous); break;
+    // Where a peer's receive copy of our FIFO to it is, and the rkey to put
+    // there: it linked us.  A second one for the same link is ignored.
+    case kAmRkey:
+      if (!rendezvous) ucxTakeRkey(st, h.src, h.value, data, length);
+      break;
+    default: break;
+  }
 }
 
 }  // namespace chorus

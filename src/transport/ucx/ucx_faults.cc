@@ -47,7 +47,7 @@ unsigned ucxParseFaults(const char *text) {
 void ucxSetTestFaults(PeerLinks &links, unsigned faults) {
   auto *st = static_cast<UcxState *>(links.netState);
   if (!st) return;
-  std::lock_guard<std::mutex> lock(st->busy);  // the progress thread may be serving the worker
+  std::lock_guard<std::recursive_mutex> lock(ucxWorkerLock());  // another thread may be running the worker
   st->faults = faults;
   st->faultCountdown = kOneShotAfter;
   if (!(faults & kNetFaultReorder)) ucxReleaseHeld(*st);
@@ -56,8 +56,13 @@ void ucxSetTestFaults(PeerLinks &links, unsigned faults) {
 UcxCounters ucxCounters(const PeerLinks &links) {
   auto *st = static_cast<UcxState *>(links.netState);
   if (!st) return UcxCounters{};
-  std::lock_guard<std::mutex> lock(st->busy);
-  return st->counters;
+  std::lock_guard<std::recursive_mutex> lock(ucxWorkerLock());
+  UcxCounters counters = st->counters;
+  // A message without a known token cannot be told apart by communicator
+  // on the shared worker: each counts those dropped while it lives.
+  if (st->registered) counters.forgedDropped += ucxUnknownDropped() - st->droppedAtStart;
+  counters.workerUsers = uint64_t(ucxWorkerUsers());
+  return counters;
 }
 
 void ucxReleaseHeld(UcxState &st) {

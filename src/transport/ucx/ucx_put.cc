@@ -188,6 +188,8 @@ bool ucxPutSlot(UcxState &st, const FifoEnd &e, uint64_t msg, size_t bytes) {
     return false;
   }
   if (req) st.pending.push_back({req, nullptr});
+  // (UCX 1.13 fences a whole worker, not an endpoint: on the shared worker
+  // other communicators' operations are ordered too, which none relies on.)
   ucp_worker_fence(st.worker);
   ++st.counters.puts;
   return true;

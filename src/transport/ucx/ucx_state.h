@@ -1,15 +1,17 @@
 // The ucx transport's state for one communicator context, shared by its
-// sources: ucx.cc (set-up, sending, progress, teardown), ucx_put.cc
-// (zero-copy full slots), ucx_arrival.cc (the receive handlers and their
-// checks) and ucx_faults.cc (the test-only fault injection).
+// sources: ucx.cc (set-up, sending, progress, teardown), ucx_worker.cc (the
+// process's context and worker, which every communicator shares, and the
+// registry of their tokens), ucx_put.cc (zero-copy full slots),
+// ucx_arrival.cc (the receive handlers and their checks) and ucx_faults.cc
+// (the test-only fault injection).
 #pragma once
 
 #include <mpi.h>
 #include <ucp/api/ucp.h>
 
-#include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "transport/transport.h"
@@ -54,12 +56,34 @@ struct PutTarget {
   bool native = false;  // UCX has an RMA lane to it (not its emulation over active messages)
 };
 
+// A message that arrived on a thread that may not touch its communicator's
+// state (ucx_worker.cc), copied until that state's owner takes it in.
+struct DeferredArrival {
+  unsigned id;
+  NetHeader header;
+  std::vector<char> data;
+  size_t length;  // (data is empty for a rendezvous message, which is refused)
+  bool rendezvous;
+};
+
+// Every field below that a handler reads or writes is accessed under
+// ucxWorkerLock (ucx_worker.cc), and the FIFO ends a handler fills only by
+// the state's owner, or by any thread while it has none.
 struct UcxState {
   PeerLinks *ctx = nullptr;
-  ucp_context_h ucp = nullptr;    // the process's (ucx.cc)
-  ucp_worker_h worker = nullptr;
+  ucp_context_h ucp = nullptr;    // the process's (ucx_worker.cc)
+  ucp_worker_h worker = nullptr;  // the process's, shared by its communicators
   uint64_t token = 0;             // the communicator's (ucx_wire.h)
-  std::vector<ucp_ep_h> eps;      // by rank; null until first used, and for ranks on this node
+  // The thread running this communicator's collective (NetOps::enter to
+  // leave), set-up (ucxConnect to the end of ucxPostConnect) or teardown
+  // (ucxFree); none between them.  Its primitives touch the FIFO ends
+  // without the worker lock, so only it may run the handlers on them.
+  std::thread::id owner;
+  std::vector<DeferredArrival> deferred;  // arrived on another thread while owned
+  bool registered = false;        // its token is accepted (ucxRegister to ucxUnregister)
+  bool connected = false;         // every peer registered our token: messages may go (ucxPostConnect)
+  uint64_t droppedAtStart = 0;    // the process's unknown-token drops when this registered
+  std::vector<ucp_ep_h> eps;      // by rank, on the shared worker; null until first used, and for ranks on this node
   std::vector<char> isRemote;     // by rank: on another node (linked by this transport)
   // Links are made on first use (ucxLinkPeer), or all at set-up under
   // CHORUS_NET_CONNECT=eager: for each linked peer one allocation holds our
@@ -103,27 +127,49 @@ struct UcxState {
   uint64_t forgeTick = 0;         // data messages sent under the forge fault
   std::vector<HeldMessage> held;  // by rank: the reorder fault's held message
   bool sentSinceFlush = false;    // a collective on this node only needs no flush
-  // Held by a collective from start to end (NetOps::enter/leave), by the
-  // progress thread while it serves the idle worker (ucx_progress.cc).
-  std::mutex busy;
-  std::atomic<int64_t> idleSince{0};  // CLOCK_MONOTONIC ns at the end of the last collective
-  int progressEfd = -1;           // the worker's event descriptor, while the progress thread watches it
+  bool progressAttached = false;  // the progress thread finishes what a collective's flush leaves
   bool wakeProgress = false;      // the collective left UCX a flush to finish: wake the thread at its end
 };
 
-// Arrival handlers (ucx_arrival.cc), registered by ucxSetup.
-ucs_status_t ucxOnData(void *arg, const void *header, size_t headerLength, void *data, size_t length,
-                       const ucp_am_recv_param_t *param);
-ucs_status_t ucxOnCredit(void *arg, const void *header, size_t headerLength, void *data, size_t length,
-                         const ucp_am_recv_param_t *param);
-ucs_status_t ucxOnPut(void *arg, const void *header, size_t headerLength, void *data, size_t length,
-                      const ucp_am_recv_param_t *param);
-ucs_status_t ucxOnAbort(void *arg, const void *header, size_t headerLength, void *data, size_t length,
-                        const ucp_am_recv_param_t *param);
-ucs_status_t ucxOnCreditWanted(void *arg, const void *header, size_t headerLength, void *data, size_t length,
-                               const ucp_am_recv_param_t *param);
-ucs_status_t ucxOnRkey(void *arg, const void *header, size_t headerLength, void *data, size_t length,
-                       const ucp_am_recv_param_t *param);
+// The process's UCX (ucx_worker.cc).  The lock: held around every UCX call
+// and every access to a state that handlers also make (recursive: the
+// transport's entries nest).  Acquire/release: the context and worker,
+// created for the first communicator context and destroyed with the last;
+// acquire fills st.ucp and st.worker.  Register: from now on messages with
+// st.token reach st; unregister: they are dropped (silently for a while:
+// its token is kept among the retired).
+std::recursive_mutex &ucxWorkerLock();
+Status ucxAcquireWorker(UcxState &st, int localRank, int remoteRanks, int localRanks);
+void ucxReleaseWorker(UcxState &st);
+ucp_worker_h ucxSharedWorker();  // (under the lock; null: none now)
+// The process's endpoint to the worker at `address` (a peer's, from the
+// bootstrap), made on first use and shared by every communicator; null with
+// *status saying why when it could not be made or has failed since.  Closed
+// with the worker.
+ucp_ep_h ucxPeerEndpoint(const void *address, size_t length, ucs_status_t *status);
+int ucxWorkerUsers();
+Status ucxRegister(UcxState &st);
+void ucxUnregister(UcxState &st);
+// Messages dropped because no communicator of the process holds their
+// token (a process outside the job), since the process started.
+uint64_t ucxUnknownDropped();
+// Whether this thread may run handlers on `st` now: it owns it, or no
+// thread does.  Under the lock.
+bool ucxMayTouch(const UcxState &st);
+// Runs the worker once, bounded, then ucxAfterProgress for every state
+// this thread may touch.  ucxServeWorker (the progress thread): the same,
+// and every state's finished sends freed.
+void ucxRunWorker();
+void ucxServeWorker();
+// What handlers left a state to do, never done inside a handler (ucx.cc):
+// its deferred arrivals taken in, credits asked for sent, rkeys owed sent
+// once it is connected.  ucxReapSends: its finished send requests freed.
+void ucxAfterProgress(UcxState &st);
+void ucxReapSends(UcxState &st);
+
+// An arrived message with this state's token (ucx_arrival.cc): checked,
+// then taken in.  Only where ucxMayTouch, under the worker lock.
+void ucxArrive(UcxState &st, unsigned id, const NetHeader &h, const void *data, size_t length, bool rendezvous);
 
 // Zero-copy full slots (ucx_put.cc).  ucxChoosePutProtocol, at set-up:
 // CHORUS_NET_PROTO into putMinBytes and putNativeOnly.  ucxSendOwedRkeys,
@@ -157,17 +203,22 @@ inline size_t ucxLinkBytes(const PeerLinks &ctx, int peer, size_t *sendCopyBytes
 ucp_ep_h ucxEndpoint(UcxState &st, int peer);
 
 // The progress thread (ucx_progress.cc): attach once the communicator is
-// set up (after postConnect), detach before its teardown touches the
-// worker.  Without an event descriptor or epoll, attach warns and the
-// worker progresses only inside collectives, as before.
+// set up (after postConnect), detach before its teardown flushes: the
+// thread runs while any communicator is attached.  Without an event
+// descriptor or epoll, attach warns and the worker progresses only inside
+// Chorus's calls.
 Status ucxProgressAttach(UcxState &st);
 void ucxProgressDetach(UcxState &st);
-// Wakes the thread, which serves every idle worker that needs it: a
-// collective that ended with sends UCX has not finished (flushSends).
+// Wakes the thread, which serves the worker once no collective runs: one
+// ended with sends UCX has not finished (flushSends).
 void ucxProgressWake();
-// Runs the worker once, bounded, then what its handlers left to do
-// (credits to send, finished sends to free) (ucx.cc).  Not Ok when `peer`
-// (>= 0), the rank waited for, or the communicator failed.
+// A collective starts / ends in this process (NetOps::enter/leave): the
+// thread leaves the worker to the collectives' threads while any runs.
+void ucxProgressCollectiveStarts();
+void ucxProgressCollectiveEnds();
+// Runs the worker once, bounded (ucxRunWorker), then frees the
+// communicator's finished sends (ucx.cc).  Not Ok when `peer` (>= 0), the
+// rank waited for, or the communicator failed.
 Status ucxProgress(void *net, int peer, uint64_t seq, char *text, size_t len);
 
 // Posts one active message (ucx.cc).
