@@ -283,14 +283,6 @@ void assignNodes(Context &ctx, const std::vector<uint64_t> &hosts, const std::ve
   ctx.bulkLinks.nodes = ctx.nnodes > 1 ? &ctx.nodeLayout : nullptr;
 }
 
-// A communicator whose ranks fit a full FIFO from every peer in this much
-// (the memory target of large nodes) keeps them: the one-shot algorithms
-// then move a message in one slice, as when the planner's crossovers were
-// measured.  With the defaults, up to 7 ranks.  4 ranks on 2 cores,
-// one-shot allreduce, whole against 16 KiB slices (CHORUS_SHM_SLOTS=7
-// against 8, which crosses this limit; two runs each): 32 KiB 9.4-10.0 us
-// against 11.5-11.7, 64 KiB 17.4-17.9 against 23.6-29.2.
-constexpr size_t kEveryFifoFullMaxBytes = size_t(8) << 20;
 
 // The slice of the all-peer algorithms (direct, pairwise, dissemination):
 // the smallest slot of any FIFO of the communicator, so that every rank

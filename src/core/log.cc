@@ -36,6 +36,10 @@ const char *statusName(Status s) {
   return "unknown status";
 }
 
+bool isOwnPlainFile(const struct stat &st) {
+  return S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_nlink == 1;
+}
+
 int openOwnFile(const char *path, bool append) {
   // O_NONBLOCK: opening a FIFO someone planted would otherwise wait for a
   // reader.  No O_TRUNC: a file is emptied only once it is known ours.
@@ -48,7 +52,7 @@ int openOwnFile(const char *path, bool append) {
   struct stat st;
   int err = 0;
   if (fstat(fd, &st) != 0) err = errno;
-  else if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1) err = EPERM;
+  else if (!isOwnPlainFile(st)) err = EPERM;
   else if (fcntl(fd, F_SETFL, append ? O_APPEND : 0) != 0) err = errno;
   else if (!append && ftruncate(fd, 0) != 0) err = errno;
   if (!err) fchmod(fd, 0600);  // an older file of ours; some file systems cannot, which is no reason to fail

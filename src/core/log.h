@@ -6,6 +6,8 @@
 // output names the version and the library's file.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdarg>
 #include <cstddef>
 
@@ -39,6 +41,10 @@ bool logEnabled(LogLevel level, unsigned subsys);
 // Async-signal-safe: the flight recorder's dump uses it in a handler.  The
 // default names in /tmp are predictable, and ranks may run as root.
 int openOwnFile(const char *path, bool append);
+// The test openOwnFile applies to what it opened: a regular file of this
+// user with one link.  For a caller that checks a path before replacing it
+// (lstat: a link is refused before this).
+bool isOwnPlainFile(const struct stat &st);
 // Writes all `len` bytes to `fd`, through short writes and EINTR: 0, or the
 // errno of the write that failed (ENOSPC on a full disk; EIO for a write
 // that took nothing).  Async-signal-safe, as openOwnFile.

@@ -307,7 +307,7 @@ int writeReplacing(const char *path, const char *bytes, size_t len) {
   struct stat st;
   if (lstat(path, &st) == 0) {
     if (S_ISLNK(st.st_mode)) return ELOOP;
-    if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1) return EPERM;
+    if (!isOwnPlainFile(st)) return EPERM;
   } else if (errno != ENOENT) {
     return errno;
   }

@@ -17,12 +17,6 @@ namespace sim {
 
 namespace {
 
-// A FIFO slot and the slots per FIFO as the library sizes them
-// (CHORUS_SHM_SLOT_SIZE, CHORUS_SHM_SLOTS); the all-peer algorithms' slice
-// is the small FIFOs' slot once every FIFO at full size would take more
-// than comm/context.cc allows (8 MiB a rank: 8 ranks and more).
-constexpr size_t kEveryFifoFullMaxBytes = size_t(8) << 20;
-
 Machine cpuMachine(std::string name, std::string description, int ranks, LinkModel net, int nics) {
   Machine m;
   m.name = std::move(name);
@@ -36,6 +30,10 @@ Machine cpuMachine(std::string name, std::string description, int ranks, LinkMod
   m.reduceGbPerS = 8;
   m.copyGbPerS = 10;
   m.sharedMemory = true;
+  // A full FIFO's slot and slots as the library sizes them (its settings
+  // CHORUS_SHM_SLOT_SIZE and CHORUS_SHM_SLOTS, their defaults unless set).
+  m.sliceBytes = m.allPeerSliceBytes = size_t(paramInt(ParamId::ShmSlotSize));
+  m.fifoSlots = int(paramInt(ParamId::ShmSlots));
   return m;
 }
 
@@ -204,6 +202,8 @@ void recordRank(const Machine &m, const Layout &l, const LayoutTables &t, Coll c
   const bool rootedTree = algo == Algo::Tree && (coll == Coll::Bcast || coll == Coll::Reduce);
   const bool allPeers = algo == Algo::Direct || algo == Algo::Pairwise || algo == Algo::Dissemination ||
                         algo == Algo::RecursiveDoubling || rootedTree;
+  // The all-peer algorithms' slice: the small FIFOs' slot once every FIFO
+  // at full size would take more than comm/context.cc allows.
   const size_t fifoBytes = fifoFootprint(m.sliceBytes, m.fifoSlots);
   const size_t allPeerSlice =
       size_t(n) * fifoBytes <= kEveryFifoFullMaxBytes || m.gpu ? m.allPeerSliceBytes : kSmallFifoSlotBytes;

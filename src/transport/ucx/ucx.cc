@@ -270,32 +270,15 @@ void ucxAbort(void *net, uint64_t seq, Status why, const char *text) {
 // Not under the worker lock: it is taken per round, so that other threads'
 // collectives run meanwhile.
 Status waitRequest(UcxState &st, ucs_status_ptr_t req, int64_t timeoutNs, const char *what, char *text, size_t len) {
-  if (UCS_PTR_IS_ERR(req)) {
-    snprintf(text, len, "rank %d: UCX %s failed: %s", st.ctx->rank, what, ucs_status_string(UCS_PTR_STATUS(req)));
-    return Status::SystemError;
+  bool timedOut = false;
+  const ucs_status_t s = ucxWaitRequest(req, timeoutNs, &timedOut);
+  if (s == UCS_OK) return Status::Ok;
+  if (timedOut) {
+    snprintf(text, len, "rank %d: UCX %s did not complete within CHORUS_TIMEOUT", st.ctx->rank, what);
+    return Status::Timeout;
   }
-  if (!req) return Status::Ok;
-  const int64_t start = nowNs();
-  ucs_status_t s;
-  for (;;) {
-    WorkerLock lock(ucxWorkerLock());
-    if ((s = ucp_request_check_status(req)) != UCS_INPROGRESS) {
-      ucp_request_free(req);
-      break;
-    }
-    ucxRunWorker();
-    if (timeoutNs > 0 && nowNs() - start > timeoutNs) {
-      snprintf(text, len, "rank %d: UCX %s did not complete within CHORUS_TIMEOUT", st.ctx->rank, what);
-      ucp_request_cancel(st.worker, req);
-      ucp_request_free(req);
-      return Status::Timeout;
-    }
-  }
-  if (s != UCS_OK) {
-    snprintf(text, len, "rank %d: UCX %s failed: %s", st.ctx->rank, what, ucs_status_string(s));
-    return Status::SystemError;
-  }
-  return Status::Ok;
+  snprintf(text, len, "rank %d: UCX %s failed: %s", st.ctx->rank, what, ucs_status_string(s));
+  return Status::SystemError;
 }
 
 // What was posted leaves: our requests complete (UCX took each message,

@@ -142,6 +142,11 @@ std::recursive_mutex &ucxWorkerLock();
 Status ucxAcquireWorker(UcxState &st, int localRank, int remoteRanks, int localRanks);
 void ucxReleaseWorker(UcxState &st);
 ucp_worker_h ucxSharedWorker();  // (under the lock; null: none now)
+// Waits for `req` (what a UCX call returned: null when done at once, or an
+// error), progressing the worker (ucxRunWorker) under the lock a round at
+// a time, at most timeoutNs (0: no limit), and frees it.  Its status; when
+// it took longer, *timedOut (then cancelled).
+ucs_status_t ucxWaitRequest(ucs_status_ptr_t req, int64_t timeoutNs, bool *timedOut);
 // The process's endpoint to the worker at `address` (a peer's, from the
 // bootstrap), made on first use and shared by every communicator; null with
 // *status saying why when it could not be made or has failed since.  Closed

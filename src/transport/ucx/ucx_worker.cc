@@ -284,21 +284,8 @@ void closeEndpoints() {
       ucp_request_param_t param = {};
       param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
       param.flags = UCP_EP_CLOSE_FLAG_FORCE;
-      ucs_status_ptr_t req = ucp_ep_close_nbx(shared->ep, &param);
-      if (req && !UCS_PTR_IS_ERR(req)) {
-        timespec t0, now;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        for (;;) {
-          if (ucp_request_check_status(req) != UCS_INPROGRESS) break;
-          ucp_worker_progress(g_ucx.worker);
-          clock_gettime(CLOCK_MONOTONIC, &now);
-          if ((now.tv_sec - t0.tv_sec) * 1000000000ll + (now.tv_nsec - t0.tv_nsec) > kCloseNs) {
-            ucp_request_cancel(g_ucx.worker, req);
-            break;
-          }
-        }
-        ucp_request_free(req);
-      }
+      bool timedOut;
+      ucxWaitRequest(ucp_ep_close_nbx(shared->ep, &param), kCloseNs, &timedOut);  // (its outcome changes nothing now)
     }
     delete shared;
   }
@@ -361,6 +348,33 @@ void ucxReleaseWorker(UcxState &st) {
 }
 
 ucp_worker_h ucxSharedWorker() { return g_ucx.worker; }
+
+ucs_status_t ucxWaitRequest(ucs_status_ptr_t req, int64_t timeoutNs, bool *timedOut) {
+  *timedOut = false;
+  if (UCS_PTR_IS_ERR(req)) return UCS_PTR_STATUS(req);
+  if (!req) return UCS_OK;
+  auto nowNs = [] {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+  };
+  const int64_t start = nowNs();
+  for (;;) {
+    std::lock_guard<std::recursive_mutex> lock(ucxWorkerLock());
+    const ucs_status_t s = ucp_request_check_status(req);
+    if (s != UCS_INPROGRESS) {
+      ucp_request_free(req);
+      return s;
+    }
+    ucxRunWorker();
+    if (timeoutNs > 0 && nowNs() - start > timeoutNs) {
+      ucp_request_cancel(g_ucx.worker, req);
+      ucp_request_free(req);
+      *timedOut = true;
+      return UCS_ERR_TIMED_OUT;
+    }
+  }
+}
 
 ucp_ep_h ucxPeerEndpoint(const void *address, size_t length, ucs_status_t *status) {
   std::lock_guard<std::recursive_mutex> lock(ucxWorkerLock());
