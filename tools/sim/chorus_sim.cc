@@ -130,7 +130,7 @@ double busBandwidth(const Row &row, const SimResult &r, int nranks) {
   return algorithmBytes(row.coll, row.bytes, nranks) / (r.timeUs * 1e3) * busFactor(row.coll, nranks);
 }
 
-void printRows(const Machine &m, const Layout &l, Coll coll, const std::vector<Row> &rows) {
+void printRows(const Layout &l, Coll coll, const std::vector<Row> &rows) {
   if (rows.empty()) return;
   const int n = l.nranks();
   printf("# %s on %d node%s x %d rank%s = %d ranks; time in us of each candidate, the planner's choice (*), the "
@@ -161,7 +161,6 @@ void printRows(const Machine &m, const Layout &l, Coll coll, const std::vector<R
         printf("# %s, %zu bytes, %s: %s\n", collName(coll), row.bytes, algoName(c.first), c.second.why.c_str());
         break;
       }
-  (void)m;
 }
 
 void writeJson(FILE *f, const Machine &m, const std::vector<std::pair<Layout, std::vector<Row>>> &all) {
@@ -303,7 +302,7 @@ int main(int argc, char **argv) {
           rows.push_back(simulateRow(m, l, coll, bytes, elemSize));
         }
       }
-      printRows(m, l, coll, rows);
+      printRows(l, coll, rows);
       all.push_back({l, std::move(rows)});
     }
   }
