@@ -2,7 +2,8 @@
 # sim-options.sh - chorus_sim does what chorus_sim(1) says: bad values are
 # refused naming the option (exit 2), the presets list, and a run on two
 # layouts writes JSON that parses, with each row's planner choice among its
-# candidates and every candidate's time positive.
+# candidates and every candidate's time positive; --resources tables
+# each node count.
 set -u
 sim=./chorus_sim
 [ -x "$sim" ] || { echo "skipped: chorus_sim not built"; exit 77; }
@@ -37,4 +38,11 @@ for r in runs:
     assert min(r["candidates"].values()) == r["candidates"][r["best"]], r
 PY
 rm -f "$json" sim-options.out
-echo "chorus_sim: bad values refused by name, presets listed, JSON of 2 layouts x 7 collectives valid"
+
+# --resources: a row per node count, its rank count the layout's, the
+# device FIFOs only on one node.
+"$sim" -p 8xh100 -n 1,16 --resources </dev/null >sim-options.out || fail "--resources exited $?"
+awk '$1 == 1 && $2 == 8 && $11 > 0 {one = 1} $1 == 16 && $2 == 128 && $11 == 0 {many = 1}
+     END {exit !(one && many)}' sim-options.out || fail "--resources: no rows for 1 x 8 and 16 x 8: $(cat sim-options.out)"
+rm -f sim-options.out
+echo "chorus_sim: bad values refused by name, presets listed, JSON of 2 layouts x 7 collectives valid, resources tabled"

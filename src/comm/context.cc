@@ -1,4 +1,5 @@
 #include "comm/context.h"
+#include "comm/footprint.h"
 
 #include <sched.h>
 #include <signal.h>
@@ -209,6 +210,8 @@ uint64_t hostIdentity() {
 
 // Node indices in order of each node's first rank; this rank's place in its
 // node.  `places` (topoRankKey) orders the ranks of a node along the rings.
+bool contextFullLink(const PeerLinks &links, int receiver, int sender);
+
 void assignNodes(Context &ctx, const std::vector<uint64_t> &hosts, const std::vector<int64_t> &places) {
   ctx.nodeOf.assign(size_t(ctx.nranks), -1);
   ctx.nnodes = 0;
@@ -284,6 +287,25 @@ void assignNodes(Context &ctx, const std::vector<uint64_t> &hosts, const std::ve
 }
 
 
+}  // namespace
+
+void wireCommunicator(Context &ctx, const std::vector<uint64_t> &hosts, const std::vector<int64_t> &places) {
+  assignNodes(ctx, hosts, places);
+  ctx.fullLink = contextFullLink;
+  ctx.fullFifo.slotBytes = size_t(paramInt(ParamId::ShmSlotSize));
+  ctx.fullFifo.slotBytes &= ~size_t(kFifoAlign - 1);  // keep slots aligned for wide loads
+  ctx.fullFifo.nslots = int(paramInt(ParamId::ShmSlots));
+  ctx.smallFifo.slotBytes = std::min(ctx.fullFifo.slotBytes, kSmallFifoSlotBytes);
+  ctx.smallFifo.nslots = std::min(ctx.fullFifo.nslots, kSmallFifoSlots);
+  ctx.everyFifoFull = size_t(ctx.nranks) * fifoFootprint(ctx.fullFifo) <= kEveryFifoFullMaxBytes;
+  ctx.transport = &kShmTransport;
+  ctx.netTransport = nullptr;
+#ifdef CHORUS_HAVE_UCX
+  if (ctx.nnodes > 1) ctx.netTransport = &kUcxTransport;
+#endif
+}
+
+namespace {
 // The slice of the all-peer algorithms (direct, pairwise, dissemination):
 // the smallest slot of any FIFO of the communicator, so that every rank
 // cuts their messages alike whatever links it has.
@@ -369,7 +391,7 @@ Status bootstrap(Context &ctx) {
   // crowding of the busiest machine for the planner (PlanShape::cpuShare).
   // And the hash of the settings every rank must share (ParamScope::Agreed):
   // compared before anything is sized or planned from them.
-  constexpr size_t kFields = 6;
+  constexpr size_t kFields = kBootstrapFields;
   const uint64_t mine[kFields] = {self.hostHash, machineIdentity(), uint64_t(topoRankKey(-1)),
                                   uint64_t(paramInt(ParamId::Checksum) > 0), uint64_t(topoUsableCores()),
                                   agreedSettingsHash()};
@@ -399,7 +421,7 @@ Status bootstrap(Context &ctx) {
   if (askChecksum > 0 && askChecksum < ctx.nranks && !mine[3])
     CHORUS_WARN("CHORUS_CHECKSUM=1 on %d of the %d ranks of this communicator but not on this one: on for all",
                 askChecksum, ctx.nranks);
-  assignNodes(ctx, hosts, places);
+  wireCommunicator(ctx, hosts, places);
   ctx.planShape.cpuShare = cpuShare;
   if (ctx.nnodes > 1 && ctx.rank == 0 && logEnabled(LogLevel::Info, kSubsysTopo)) {
     std::string text;
@@ -410,26 +432,14 @@ Status bootstrap(Context &ctx) {
                 text.c_str());
   }
   self.nodeRank = ctx.nodeRank;
-  if (ctx.nnodes > 1) {
-#ifdef CHORUS_HAVE_UCX
-    ctx.netTransport = &kUcxTransport;
-#else
+  if (ctx.nnodes > 1 && !ctx.netTransport) {
     if (ctx.rank == 0)
       CHORUS_WARN("communicator of %d ranks spans %d nodes, but this Chorus was built without UCX "
                   "(configure --with-ucx): only single-node communicators work",
                   ctx.nranks, ctx.nnodes);
     return Status::Unsupported;
-#endif
   }
-
-  ctx.fullFifo.slotBytes = size_t(paramInt(ParamId::ShmSlotSize));
-  ctx.fullFifo.slotBytes &= ~size_t(kFifoAlign - 1);  // keep slots aligned for wide loads
-  ctx.fullFifo.nslots = int(paramInt(ParamId::ShmSlots));
-  ctx.smallFifo.slotBytes = std::min(ctx.fullFifo.slotBytes, kSmallFifoSlotBytes);
-  ctx.smallFifo.nslots = std::min(ctx.fullFifo.nslots, kSmallFifoSlots);
-  ctx.everyFifoFull = size_t(ctx.nranks) * fifoFootprint(ctx.fullFifo) <= kEveryFifoFullMaxBytes;
   ctx.scratch.resize(ctx.fullFifo.slotBytes);
-  ctx.transport = &kShmTransport;
 
   Status s = ctx.transport->setup(ctx, self);
   if (s == Status::Ok && ctx.netTransport) s = ctx.netTransport->setup(ctx, self);
@@ -496,6 +506,14 @@ Status bootstrap(Context &ctx) {
               ctx.nranks, ctx.nnodes, ctx.nodeSize, ctx.transport->name, ctx.netTransport ? "+ucx" : "",
               ctx.fullFifo.nslots, ctx.fullFifo.slotBytes, ctx.smallFifo.nslots, ctx.smallFifo.slotBytes,
               ch.allPeerSliceBytes, oversubscribed ? "oversubscribed node: waits yield at once" : "waits spin before yielding");
+  if (ctx.rank == 0 && logEnabled(LogLevel::Info, kSubsysInit)) {
+    // What chorus_sim --resources predicts for larger layouts, here measured by the same code.
+    const CommFootprint f = commFootprint(ctx);
+    CHORUS_INFO(kSubsysInit,
+                "rank 0's footprint: by-rank tables %zu bytes, shm segment %zu, UCX FIFO copies %zu for its %d "
+                "streaming links across nodes (%zu if all %d remote peers are linked)",
+                f.tableBytes, f.shmSegmentBytes, f.bulkNetBytes, f.bulkNetPeers, f.allNetBytes, f.remotePeers);
+  }
   return Status::Ok;
 }
 
@@ -508,7 +526,6 @@ bool contextFullLink(const PeerLinks &links, int receiver, int sender) {
 Status create(MPI_Comm comm, Context **out) {
   auto *ctx = new Context;
   ctx->comm = comm;
-  ctx->fullLink = contextFullLink;
   Status s = bootstrap(*ctx);
   if (s != Status::Ok) {
     traceDetach(ctx->trace);

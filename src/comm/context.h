@@ -72,6 +72,18 @@ struct Context : PeerLinks {
 bool fullFifoLink(const Context &ctx, int receiver, int sender);
 // (PeerLinks::fullLink; fifoShape() in transport.h gives its slots.)
 
+// The 64-bit fields each rank contributes to the set-up's first allgather
+// (bootstrap, context.cc): host, machine, place, checksum, cores, settings.
+constexpr size_t kBootstrapFields = 6;
+
+// The wiring of a communicator whose ranks sit on `hosts` (a node identity
+// by rank) at `places` (their order inside a node), as its rank ctx.rank of
+// ctx.nranks sees it: nodes, rings, trees and groups, the FIFOs' shapes and
+// which links are full, and the transports.  No MPI: the set-up calls it
+// with what the ranks exchanged, chorus_sim and the tests with a layout
+// of their own, so both size the same communicator.
+void wireCommunicator(Context &ctx, const std::vector<uint64_t> &hosts, const std::vector<int64_t> &places);
+
 // The context of `comm`, created (collectively) when missing.
 Status contextGet(MPI_Comm comm, Context **out);
 // The context cached on `comm`, or nullptr (never creates one).  Needs MPI

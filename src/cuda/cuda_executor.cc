@@ -25,7 +25,7 @@ struct CudaState {
   int nchannels = kCudaMaxChannels;
   size_t slotBytes = kCudaSlotBytes;  // Simple's; LL's are llSlotBytes
   size_t llSlotBytes = kCudaLLSlotBytes;
-  int nslots = kCudaSlots;
+  int nslots = kCudaSlots;  // (the three constants: cudaFifoRegionBytes, device_channel.h, sizes the region by them)
   CudaIpcState *ipc = nullptr;
   char *fifos = nullptr;             // this rank's inbound FIFOs, exported by cuda_ipc (device memory)
   FifoEnd *devEnds = nullptr;        // [proto][channel][sendTo|recvFrom][peer]
@@ -70,19 +70,6 @@ FifoEnd deviceFifoEnd(char *base, size_t slotBytes, int nslots, int peer) {
   e.slots = base + fifoHeaderBytes();
   return e;
 }
-// One channel's FIFOs from one peer, both protocols.
-size_t fifoPairBytes(const CudaState &st) { return fifoBytes(st, 0) + fifoBytes(st, 1); }
-
-// Channels this communicator sets up: kCudaMaxChannels while its FIFOs (one
-// per peer, channel and protocol) fit in kCudaFifoBudget, fewer beyond, so
-// that memory does not grow with nranks x channels: 16 channels up to 18
-// ranks, 9 at 32, 4 at 72 (device_channel.h).  The same on every rank.
-int channelsFor(const CudaState &st, int nranks) {
-  const size_t perChannel = fifoPairBytes(st) * size_t(nranks > 1 ? nranks - 1 : 1);
-  const size_t fit = kCudaFifoBudget / perChannel;
-  return int(fit < 1 ? 1 : fit > size_t(kCudaMaxChannels) ? size_t(kCudaMaxChannels) : fit);
-}
-
 // Channels this rank's GPU can hold at once.  A collective's blocks wait
 // for each other across ranks (block c of every rank exchanges with block
 // c of the others), so all of them must be resident together: one per
@@ -138,9 +125,7 @@ size_t fifoOffset(const CudaState &st, int nranks, int proto, int channel, size_
   const size_t protoBase = proto == 0 ? 0 : fifoBytes(st, 0) * size_t(st.nchannels) * peers;
   return protoBase + (size_t(channel) * peers + place) * fifoBytes(st, proto);
 }
-size_t fifoRegionBytes(const CudaState &st, int nranks) {
-  return fifoPairBytes(st) * size_t(st.nchannels) * size_t(nranks > 1 ? nranks - 1 : 1);
-}
+size_t fifoRegionBytes(const CudaState &st, int nranks) { return cudaFifoRegionBytes(nranks, st.nchannels); }
 
 template <typename T>
 Status takeDevice(size_t bytes, T **out) {
@@ -248,7 +233,7 @@ Status createState(PeerLinks &ctx, CudaAttachment &cuda) {
   }
   const int fit = int(agreed[0]);
   auto *st = new CudaState;
-  st->nchannels = channelsFor(*st, ctx.nranks);
+  st->nchannels = cudaChannelsFor(ctx.nranks);
   if (fit < st->nchannels) {
     if (mine == fit)
       CHORUS_INFO(kSubsysCuda, "rank %d: %d channels, not %d: the GPU runs %d blocks at once (%d multiprocessors%s)",

@@ -77,6 +77,25 @@ constexpr size_t kCudaLLSlotBytes = 16 * 1024;
 CHORUS_CUDA_GEOMETRY_CONST size_t kCudaRoundBytes = size_t(kCudaThreads) * 4 * 16;
 // Device FIFO memory per rank above which a communicator gets fewer channels.
 constexpr size_t kCudaFifoBudget = size_t(160) << 20;
+// A device FIFO is a header and its slots (the host FIFOs' inline slots
+// serve the host primitives only): one channel's pair from one peer, a
+// FIFO of each protocol.
+constexpr size_t kCudaFifoPairBytes =
+    2 * fifoHeaderBytes() + size_t(kCudaSlots) * (kCudaSlotBytes + kCudaLLSlotBytes);
+// Channels a communicator of `nranks` sets up: kCudaMaxChannels while its
+// FIFOs (one per peer, channel and protocol) fit in kCudaFifoBudget, fewer
+// beyond, so that memory does not grow with nranks x channels: 16 channels
+// up to 18 ranks, 9 at 32, 4 at 72.  The same on every rank (the GPU's
+// resident blocks may lower it further: cuda_executor.cc).
+inline int cudaChannelsFor(int nranks) {
+  const size_t perChannel = kCudaFifoPairBytes * size_t(nranks > 1 ? nranks - 1 : 1);
+  const size_t fit = kCudaFifoBudget / perChannel;
+  return int(fit < 1 ? 1 : fit > size_t(kCudaMaxChannels) ? size_t(kCudaMaxChannels) : fit);
+}
+// The device memory of a rank's inbound FIFOs: [protocol][channel][peer].
+inline size_t cudaFifoRegionBytes(int nranks, int nchannels) {
+  return kCudaFifoPairBytes * size_t(nchannels) * size_t(nranks > 1 ? nranks - 1 : 1);
+}
 
 // Protocols of the device primitives.
 //   Simple: the sender fills a slot, fences, then bumps the tail counter.

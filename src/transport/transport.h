@@ -105,6 +105,14 @@ inline FifoShape fifoShape(const PeerLinks &links, int receiver, int sender) {
 inline size_t hostFifoBytes(const PeerLinks &links, FifoShape shape) {
   return fifoFootprint(shape) + (links.checksum ? kFifoChecksumBytes : 0);
 }
+// The bytes of a link's two FIFO copies when a network transport carries
+// it (ucx makes them on the link's first use, in one allocation): our send
+// copy, then our receive copy, each in the link's shape.
+inline size_t netLinkBytes(const PeerLinks &links, int peer, size_t *sendCopyBytes = nullptr) {
+  const size_t out = hostFifoBytes(links, fifoShape(links, peer, links.rank));
+  if (sendCopyBytes) *sendCopyBytes = out;
+  return out + hostFifoBytes(links, fifoShape(links, links.rank, peer));
+}
 inline FifoEnd makeHostFifoEnd(const PeerLinks &links, char *base, FifoShape shape, int peer) {
   FifoEnd e = makeFifoEnd(base, shape.slotBytes, shape.nslots, peer);
   if (links.checksum) e.sums = reinterpret_cast<uint64_t *>(base + fifoFootprint(shape));
@@ -128,6 +136,9 @@ struct TransportOps {
   // reaches has failed (its connection did): then no rank waits for it.
   bool (*beginFree)(PeerLinks &links);
   Status (*free)(PeerLinks &links);
+  // The bytes its state keeps for each rank of the communicator (its by-rank
+  // tables, sized at set-up), for the footprint (comm/footprint.h).
+  size_t bytesPerPeer;
 };
 
 extern const TransportOps kShmTransport;

@@ -9,7 +9,12 @@
 //    chain in ring order) leave some of those 8 links unmade (rank 3, the
 //    chain's and the tree's last, needs none), and after an alltoall every
 //    rank has linked both; with eager every rank linked both at set-up.
-//    Each result matches MPI's.
+//    Each result matches MPI's.  The footprint chorus_sim predicts
+//    (comm/footprint.h) is this communicator's: a context wired without MPI
+//    from the same layout (wireCommunicator) has the live one's footprint;
+//    the live tables are sized as it counts them, its shm segment is the
+//    size predicted, and after the alltoall the UCX copies are the bytes
+//    predicted for every remote peer.
 // 1. several communicators at once (two duplicates and a split by rank
 //    parity, each crossing the nodes): collectives interleaved on them,
 //    each checked against MPI's; the three share the process's one UCX
@@ -41,6 +46,7 @@
 
 #include "chorus.h"
 #include "comm/context.h"
+#include "comm/footprint.h"
 #include "rank_test.h"
 #include "transport/ucx/ucx.h"
 
@@ -69,6 +75,8 @@ uint64_t sumOverRanks(uint64_t v) {
 
 // The peers on other nodes this rank linked so far.
 uint64_t linkedPeers(chorus::Context *ctx) { return ctx ? chorus::ucxCounters(*ctx).linkedPeers : 0; }
+
+void checkFootprint(const chorus::Context &live);
 
 void linksOnFirstUse() {
   MPI_Comm c = dupReturningErrors();
@@ -103,8 +111,61 @@ void linksOnFirstUse() {
   if (afterAlltoall != uint64_t(remotePeers))
     fail("links: " + std::to_string(afterAlltoall) + " peers linked after an alltoall, not all " +
          std::to_string(remotePeers));
+  if (ctx) checkFootprint(*ctx);
   MPIX_Comm_gpu_free(c);
   MPI_Comm_free(&c);
+}
+
+template <typename Vector>
+size_t bytesOf(const Vector &v) {
+  return v.size() * sizeof(typename Vector::value_type);
+}
+
+// What chorus_sim predicts for this layout against what the set-up made
+// (after an alltoall: every remote peer linked).
+void checkFootprint(const chorus::Context &live) {
+  const chorus::CommFootprint f = chorus::commFootprint(live);
+  chorus::Context wired;
+  wired.rank = live.rank;
+  wired.nranks = live.nranks;
+  std::vector<uint64_t> hosts(size_t(live.nranks));
+  std::vector<int64_t> places(size_t(live.nranks));
+  for (int r = 0; r < live.nranks; ++r) {
+    hosts[size_t(r)] = uint64_t(live.nodeOf[size_t(r)]) + 1;
+    places[size_t(r)] = live.ringWhere.empty() ? r : live.ringWhere[size_t(r)];  // the live ring order
+  }
+  chorus::wireCommunicator(wired, hosts, places);
+  const chorus::CommFootprint w = chorus::commFootprint(wired);
+  if (w.tableBytes != f.tableBytes || w.shmSegmentBytes != f.shmSegmentBytes || w.bulkNetPeers != f.bulkNetPeers ||
+      w.bulkNetBytes != f.bulkNetBytes || w.allNetBytes != f.allNetBytes || w.remotePeers != f.remotePeers ||
+      w.bootstrapBytes != f.bootstrapBytes)
+    fail("footprint: a context wired from the layout without MPI differs from the live one's (tables " +
+         std::to_string(w.tableBytes) + " vs " + std::to_string(f.tableBytes) + ", net " +
+         std::to_string(w.allNetBytes) + " vs " + std::to_string(f.allNetBytes) + ")");
+  const size_t n = size_t(live.nranks);
+  const size_t tables = bytesOf(live.nodeOf) + bytesOf(live.peers) + bytesOf(live.sendTo) + bytesOf(live.recvFrom) +
+                        bytesOf(live.peerStatus) + bytesOf(live.watchedPids) + bytesOf(live.publish) +
+                        (live.transport->bytesPerPeer + live.netTransport->bytesPerPeer) * n +
+                        bytesOf(live.ringOrder) + bytesOf(live.ringWhere) + bytesOf(live.nodeStart) +
+                        bytesOf(live.localPrev) + bytesOf(live.crossPrev) + bytesOf(live.localRanks) +
+                        bytesOf(live.crossRanks) + bytesOf(live.scratch);
+  if (tables != f.tableBytes)
+    fail("footprint: the live tables take " + std::to_string(tables) + " bytes, the footprint counts " +
+         std::to_string(f.tableBytes));
+  if (f.shmSegmentBytes != live.shmSegmentBytes)
+    fail("footprint: shm segment of " + std::to_string(live.shmSegmentBytes) + " bytes, predicted " +
+         std::to_string(f.shmSegmentBytes));
+  const chorus::UcxCounters k = chorus::ucxCounters(live);
+  if (k.linkedBytes != f.allNetBytes || k.linkedPeers != uint64_t(f.remotePeers))
+    fail("footprint: " + std::to_string(k.linkedPeers) + " peers linked in " + std::to_string(k.linkedBytes) +
+         " bytes after an alltoall, predicted " + std::to_string(f.remotePeers) + " in " +
+         std::to_string(f.allNetBytes));
+  if (f.bulkNetPeers < 1 || f.bulkNetPeers > f.remotePeers)
+    fail("footprint: " + std::to_string(f.bulkNetPeers) + " streaming links across nodes predicted, of " +
+         std::to_string(f.remotePeers) + " remote peers");
+  if (rank == 0)
+    printf("footprint: tables %zu B, shm segment %zu B, %d of %d remote peers streamed (%zu B), all linked %zu B\n",
+           f.tableBytes, f.shmSegmentBytes, f.bulkNetPeers, f.remotePeers, f.bulkNetBytes, f.allNetBytes);
 }
 
 void reorderAndForge() {

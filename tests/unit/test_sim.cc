@@ -2,13 +2,18 @@
 // templates' own (a template changed, the recorded messages change), that
 // every candidate's schedules replay to the end on every layout (a
 // schedule that waits forever is two templates that disagree), and that the
-// event model gives a lone message the time its link model says.
+// event model gives a lone message the time its link model says; and that
+// the resources it predicts follow the library's wiring: the streaming
+// links across nodes stay few however many nodes, every remote peer
+// counts once an alltoall links them, the tables grow by rank.
 #include <boost/test/unit_test.hpp>
 
 #include <vector>
 
 #include "coll/allreduce_ring.h"
 #include "sim/sim_model.h"
+#include "sim/sim_resources.h"
+#include "transport/fifo.h"
 
 using namespace chorus;
 using namespace chorus::sim;
@@ -136,6 +141,34 @@ BOOST_AUTO_TEST_CASE(the_planner_sees_the_layout) {
   BOOST_TEST(planShapeOf(gpu, four).nnodes == 4);
   // The kernels' engine has no recursive doubling: not a candidate there.
   for (Algo a : candidatesFor(gpu, one, Coll::Allreduce)) BOOST_TEST(int(a) != int(Algo::RecursiveDoubling));
+}
+
+BOOST_AUTO_TEST_CASE(resources_follow_the_wiring) {
+  Layout one;
+  one.ranksPerNode = 8;
+  const CommFootprint alone = footprintOf(one);
+  BOOST_TEST(alone.remotePeers == 0);
+  BOOST_TEST(alone.allNetBytes == 0u);
+  BOOST_TEST(alone.shmSegmentBytes > 0u);
+  BOOST_TEST(alone.deviceFifoBytes > 0u);  // one node: the kernels' FIFOs
+  Layout some = one, many = one;
+  some.nodes = 16;
+  many.nodes = 128;
+  const CommFootprint f16 = footprintOf(some), f128 = footprintOf(many);
+  BOOST_TEST(f16.remotePeers == 15 * 8);
+  BOOST_TEST(f128.remotePeers == 127 * 8);
+  // Rings, node trees, the hierarchy: a bounded set of links whatever the scale.
+  BOOST_TEST(f16.bulkNetPeers >= 2);
+  BOOST_TEST(f16.bulkNetPeers <= 7);
+  BOOST_TEST(f128.bulkNetPeers == f16.bulkNetPeers);
+  BOOST_TEST(f128.bulkNetBytes == f16.bulkNetBytes);
+  // Every remote peer beyond the streaming ones is a small FIFO each way.
+  const size_t smallLink = 2 * fifoFootprint(kSmallFifoSlotBytes, kSmallFifoSlots);
+  BOOST_TEST(f128.allNetBytes - f128.bulkNetBytes == size_t(f128.remotePeers - f128.bulkNetPeers) * smallLink);
+  BOOST_TEST(f128.tableBytes > f16.tableBytes + size_t(f128.nranks - f16.nranks) * f128.peerInfoBytes);
+  BOOST_TEST(f128.deviceFifoBytes == 0u);  // across nodes device buffers are staged
+  const Machine gpu = *findPreset("8xh100");
+  BOOST_TEST(setupTimeOf(gpu, many, f128, true).totalUs() > setupTimeOf(gpu, many, f128, false).totalUs());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -14,6 +14,7 @@
 
 #include "core/params.h"
 #include "sim/sim_model.h"
+#include "sim/sim_resources.h"
 
 using namespace chorus;
 using namespace chorus::sim;
@@ -40,6 +41,8 @@ void usage(FILE *to) {
           "      --net-gbps G         NIC bandwidth, Gb/s a direction (default: the preset's)\n"
           "      --net-latency-us U   NIC to NIC latency (default: the preset's)\n"
           "  -J, --json FILE          also write the results as JSON\n"
+          "      --resources          instead of timing collectives: memory per rank and set-up time of a\n"
+          "                           communicator over all the ranks, at each node count\n"
           "      --list-presets       the presets and what they model\n"
           "  -h, --help               this text\n"
           "Sizes are the planner's: the whole vector for allreduce, reduce and bcast, one rank's\n"
@@ -188,6 +191,39 @@ void writeJson(FILE *f, const Machine &m, const std::vector<std::pair<Layout, st
   fprintf(f, "\n  ]\n}\n");
 }
 
+// The goals for a rank at 16,384 ranks.
+constexpr double kHostGoalMiB = 64, kDeviceGoalMiB = 256, kSetupGoalS = 10;
+
+double mib(size_t bytes) { return double(bytes) / 1048576.0; }
+
+// Memory per rank and set-up time of a communicator over the whole layout,
+// from the library's wiring and sizing (sim_resources.h).
+void printResources(const Machine &m, const std::vector<int> &nodeCounts) {
+  printf("# resources per rank of a communicator over every rank (the most expensive rank of a sample);\n"
+         "# host MiB: by-rank tables + this rank's shm segment + UCX FIFO copies of the linked peers (streaming\n"
+         "# algorithms only / every remote peer: an alltoall or CHORUS_NET_CONNECT=eager); device: the CUDA\n"
+         "# executor's FIFOs (one node; across nodes device buffers are staged through host memory today);\n"
+         "# set-up: the bootstrap's allgathers and agreements, plus endpoints under eager. Goals at 16,384\n"
+         "# ranks: host <= %.0f MiB, device <= %.0f MiB, set-up < %.0f s ('!' marks a miss).\n",
+         kHostGoalMiB, kDeviceGoalMiB, kSetupGoalS);
+  printf("%6s %7s %9s %9s %6s %9s %6s %9s %9s %9s %9s %10s %10s\n", "nodes", "ranks", "tablesMiB", "shmMiB",
+         "bulkP", "bulkMiB", "allP", "allMiB", "hostMiB", "hostAll", "devMiB", "setup_ms", "eager_ms");
+  for (int nodes : nodeCounts) {
+    Layout l;
+    l.nodes = nodes;
+    l.ranksPerNode = m.ranksPerNode;
+    const CommFootprint f = footprintOf(l);
+    const SetupTime lazy = setupTimeOf(m, l, f, false), eager = setupTimeOf(m, l, f, true);
+    const double host = mib(f.hostBytes(false)), hostAll = mib(f.hostBytes(true)), device = mib(f.deviceFifoBytes);
+    printf("%6d %7d %9.2f %9.2f %6d %9.2f %6d %9.2f %8.2f%s %8.2f%s %8.2f%s %10.2f%s %9.2f%s\n", nodes, l.nranks(),
+           mib(f.tableBytes), mib(f.shmSegmentBytes), f.bulkNetPeers, mib(f.bulkNetBytes), f.remotePeers,
+           mib(f.allNetBytes), host, host > kHostGoalMiB ? "!" : " ", hostAll, hostAll > kHostGoalMiB ? "!" : " ",
+           device, device > kDeviceGoalMiB ? "!" : " ", lazy.totalUs() / 1e3,
+           lazy.totalUs() > kSetupGoalS * 1e6 ? "!" : " ", eager.totalUs() / 1e3,
+           eager.totalUs() > kSetupGoalS * 1e6 ? "!" : " ");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -198,6 +234,7 @@ int main(int argc, char **argv) {
   size_t minBytes = 8, maxBytes = size_t(1) << 30;
   double factor = 8, netGbps = 0, netLatencyUs = 0;
   size_t elemSize = 8;
+  bool resources = false;
   auto bad = [&](const char *option, const char *value) {
     fprintf(stderr, "chorus_sim: %s: invalid value '%s'\n", option, value ? value : "");
     usage(stderr);
@@ -212,6 +249,10 @@ int main(int argc, char **argv) {
     if (opt == "--list-presets") {
       for (const Machine &m : machinePresets()) printf("%-10s %s\n", m.name.c_str(), m.description.c_str());
       return 0;
+    }
+    if (opt == "--resources") {
+      resources = true;
+      continue;
     }
     if (i + 1 >= argc) return bad(opt.c_str(), nullptr);
     const char *value = argv[++i];
@@ -286,6 +327,10 @@ int main(int argc, char **argv) {
   }
   printf("# chorus_sim: %s (%s); %s fabric, NICs of %.0f Gb/s, %.1f us\n", m.name.c_str(), m.description.c_str(),
          m.railOptimised ? "rail-optimised" : "fat-tree", m.net.gbPerS * 8, m.net.latencyUs);
+  if (resources) {
+    printResources(m, nodeCounts);
+    return 0;
+  }
   std::vector<std::pair<Layout, std::vector<Row>>> all;
   for (int nodes : nodeCounts) {
     Layout l;

@@ -77,6 +77,13 @@ SegmentLayout segmentLayout(const PeerLinks &ctx, int owner) {
   return l;
 }
 
+}  // namespace
+
+size_t shmSegmentBytesOf(const PeerLinks &links, int owner) { return segmentLayout(links, owner).bytes; }
+bool shmHasPublishRing(const PeerLinks &links) { return hasPublishRing(links); }
+
+namespace {
+
 bool shmCanConnect(const PeerInfo &self, const PeerInfo &peer) { return self.hostHash == peer.hostHash; }
 
 }  // namespace
@@ -261,6 +268,7 @@ Status shmFree(PeerLinks &ctx) {
 
 }  // namespace
 
-const TransportOps kShmTransport = {"shm", shmCanConnect, shmSetup, shmConnect, shmPostConnect, nullptr, shmFree};
+const TransportOps kShmTransport = {"shm", shmCanConnect, shmSetup, shmConnect, shmPostConnect, nullptr, shmFree,
+                                   sizeof(char *) + sizeof(size_t)};  // ShmState::peerBase, peerBytes
 
 }  // namespace chorus

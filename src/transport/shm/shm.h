@@ -24,4 +24,13 @@ Status shmMapSegment(const char *name, size_t bytes, bool create, char **out);
 // job killed during its set-up).  Returns how many were removed.
 int shmReapDead();
 
+struct PeerLinks;
+// The bytes of the segment `owner` creates (its status word, the publish
+// ring where there is one, an inbound FIFO from each peer on its node), as
+// shmSetup sizes it; 0 when `owner` is alone on its node.
+size_t shmSegmentBytesOf(const PeerLinks &links, int owner);
+// Whether the communicator has publish rings (one node, few enough readers
+// for their counters): then every rank keeps an end of each.
+bool shmHasPublishRing(const PeerLinks &links);
+
 }  // namespace chorus

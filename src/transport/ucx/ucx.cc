@@ -100,7 +100,7 @@ Status ucxLinkPeer(UcxState &st, int peer) {
   PeerLinks &ctx = *st.ctx;
   if (st.sendCopy[size_t(peer)]) return Status::Ok;
   size_t outBytes = 0;
-  const size_t bytes = ucxLinkBytes(ctx, peer, &outBytes);
+  const size_t bytes = netLinkBytes(ctx, peer, &outBytes);
   char *memory = static_cast<char *>(aligned_alloc(kFifoAlign, bytes));
   if (!memory) {
     CHORUS_WARN("rank %d: no memory for the UCX FIFO copies of its link to rank %d (%zu bytes)", ctx.rank, peer, bytes);
@@ -680,7 +680,8 @@ const NetOps kUcxNetOps = {ucxPostMessage, ucxPostCredit, ucxPostCreditRequest, 
 
 }  // namespace
 
-const TransportOps kUcxTransport = {"ucx", ucxCanConnect, ucxSetup, ucxConnect, ucxPostConnect, ucxBeginFree, ucxFree};
+const TransportOps kUcxTransport = {"ucx", ucxCanConnect, ucxSetup, ucxConnect, ucxPostConnect, ucxBeginFree, ucxFree,
+                                   kUcxBytesPerPeer};
 const NetOps &ucxNetOps() { return kUcxNetOps; }
 
 }  // namespace chorus

@@ -96,7 +96,7 @@ std::vector<char> registerLink(UcxState &st, int peer) {
   ucp_mem_map_params_t mp = {};
   mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
   mp.address = st.sendCopy[size_t(peer)];
-  mp.length = ucxLinkBytes(ctx, peer);
+  mp.length = netLinkBytes(ctx, peer);
   ucp_mem_h &memh = st.linkMemh[size_t(peer)];
   ucs_status_t s = ucp_mem_map(st.ucp, &mp, &memh);
   if (s != UCS_OK) {

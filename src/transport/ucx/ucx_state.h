@@ -130,6 +130,12 @@ struct UcxState {
   bool progressAttached = false;  // the progress thread finishes what a collective's flush leaves
   bool wakeProgress = false;      // the collective left UCX a flush to finish: wake the thread at its end
 };
+// What the by-rank tables above keep for each rank of the communicator
+// (ucxConnect sizes them all to nranks), for the footprint: a vector added
+// by rank belongs here too.
+constexpr size_t kUcxBytesPerPeer = sizeof(ucp_ep_h) + sizeof(char) + sizeof(char *) * 2 + sizeof(ucp_mem_h) +
+                                    sizeof(std::vector<char>) + sizeof(PutTarget) + sizeof(ucs_status_t) +
+                                    sizeof(NetArrivals) + sizeof(HeldMessage);
 
 // The process's UCX (ucx_worker.cc).  The lock: held around every UCX call
 // and every access to a state that handlers also make (recursive: the
@@ -197,13 +203,7 @@ void ucxReleasePuts(UcxState &st);
 // registration and the rkey for the peer's puts follow after progress
 // (rkeysOwed).  Not Ok only when memory ran out.
 Status ucxLinkPeer(UcxState &st, int peer);
-// The bytes of that one allocation for the link to `peer`: our send copy,
-// then our receive copy, each in the link's shape.
-inline size_t ucxLinkBytes(const PeerLinks &ctx, int peer, size_t *sendCopyBytes = nullptr) {
-  const size_t out = hostFifoBytes(ctx, fifoShape(ctx, peer, ctx.rank));
-  if (sendCopyBytes) *sendCopyBytes = out;
-  return out + hostFifoBytes(ctx, fifoShape(ctx, ctx.rank, peer));
-}
+// (The bytes of that one allocation: netLinkBytes, transport.h.)
 // The endpoint to `peer`, created on first use (null: UCX could not).
 ucp_ep_h ucxEndpoint(UcxState &st, int peer);
 

@@ -1,0 +1,63 @@
+#include "comm/footprint.h"
+
+#include "coll/bulk_links.h"
+#include "comm/context.h"
+#include "cuda/device_channel.h"
+#include "transport/shm/shm.h"
+
+namespace chorus {
+
+namespace {
+
+template <typename Vector>
+constexpr size_t entryBytes(const Vector &) {
+  return sizeof(typename Vector::value_type);
+}
+
+// Whether the FIFOs between this rank and `peer` carry bulk data either way:
+// the links a ring, tree or hierarchical call makes on first use.
+bool streamsWith(const Context &ctx, int peer) {
+  return carriesBulk(ctx.bulkLinks, ctx.rank, peer) || carriesBulk(ctx.bulkLinks, peer, ctx.rank);
+}
+
+}  // namespace
+
+CommFootprint commFootprint(const Context &ctx) {
+  CommFootprint f;
+  const size_t n = size_t(ctx.nranks);
+  f.nranks = ctx.nranks;
+  f.nodeRanks = ctx.nodeSize;
+  // The by-rank tables as bootstrap, the transports' connect and watchPeers
+  // size them (each to nranks); the hierarchy's and the rings' only where
+  // the wiring made them.
+  size_t perRank = entryBytes(ctx.nodeOf) + entryBytes(ctx.peers) + entryBytes(ctx.sendTo) +
+                   entryBytes(ctx.recvFrom) + entryBytes(ctx.peerStatus) + entryBytes(ctx.watchedPids);
+  if (shmHasPublishRing(ctx)) perRank += entryBytes(ctx.publish);
+  if (ctx.transport) perRank += ctx.transport->bytesPerPeer;
+  if (ctx.netTransport) perRank += ctx.netTransport->bytesPerPeer;
+  f.tableBytes = perRank * n +
+                 entryBytes(ctx.ringOrder) * (ctx.ringOrder.size() + ctx.ringWhere.size() + ctx.nodeStart.size()) +
+                 entryBytes(ctx.localPrev) * (ctx.localPrev.size() + ctx.crossPrev.size() + ctx.localRanks.size() +
+                                              ctx.crossRanks.size()) +
+                 ctx.fullFifo.slotBytes;  // the direct algorithms' scratch
+  f.shmSegmentBytes = shmSegmentBytesOf(ctx, ctx.rank);
+  for (int p = 0; p < ctx.nranks; ++p) {
+    if (ctx.nodeOf[size_t(p)] == ctx.nodeOf[size_t(ctx.rank)]) continue;
+    ++f.remotePeers;
+    const size_t bytes = netLinkBytes(ctx, p);
+    f.allNetBytes += bytes;
+    if (streamsWith(ctx, p)) {
+      ++f.bulkNetPeers;
+      f.bulkNetBytes += bytes;
+    }
+  }
+  if (ctx.nnodes == 1) {
+    f.deviceChannels = cudaChannelsFor(ctx.nranks);
+    f.deviceFifoBytes = cudaFifoRegionBytes(ctx.nranks, f.deviceChannels);
+  }
+  f.peerInfoBytes = entryBytes(ctx.peers);
+  f.bootstrapBytes = n * (kBootstrapFields * sizeof(uint64_t) + f.peerInfoBytes);
+  return f;
+}
+
+}  // namespace chorus

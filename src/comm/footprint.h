@@ -1,0 +1,46 @@
+// What a communicator costs each rank in memory and in set-up traffic,
+// computed by the code that sizes it (the wiring, the shm segment's
+// layout, the ucx link copies, the device FIFO region), so that chorus_sim
+// predicts it for layouts this machine cannot run (issue 31) and the set-up
+// logs it (CHORUS_DEBUG=INFO, INIT) for the layout it runs.
+#pragma once
+
+#include <cstddef>
+
+namespace chorus {
+
+struct Context;
+
+struct CommFootprint {
+  int nranks = 0, nodeRanks = 0, remotePeers = 0;
+  // Host memory private to the rank: the communicator's by-rank tables
+  // (the context's, the transports' states'), sized to nranks at set-up.
+  size_t tableBytes = 0;
+  // Host shared memory this rank creates: its segment of inbound FIFOs from
+  // the ranks of its node (the peers' segments it maps are theirs).
+  size_t shmSegmentBytes = 0;
+  // Across nodes, FIFO copies made when a link is first used: the remote
+  // peers the streaming algorithms link this rank to (rings, trees, the
+  // hierarchy's groups), and what every remote peer would take (an
+  // alltoall, the all-peer algorithms, CHORUS_NET_CONNECT=eager).
+  int bulkNetPeers = 0;
+  size_t bulkNetBytes = 0, allNetBytes = 0;
+  // Device memory of the CUDA executor's inbound FIFOs, on a communicator
+  // of one node (one whose device buffers run on the kernels).
+  size_t deviceFifoBytes = 0;
+  int deviceChannels = 0;
+  // What the set-up's two allgathers bring to each rank (the bootstrap
+  // fields and every rank's PeerInfo), and that PeerInfo.
+  size_t bootstrapBytes = 0, peerInfoBytes = 0;
+
+  // Host memory in all, linking the bulk peers or every remote peer.
+  size_t hostBytes(bool everyPeer) const {
+    return tableBytes + shmSegmentBytes + (everyPeer ? allNetBytes : bulkNetBytes);
+  }
+};
+
+// The footprint of rank ctx.rank of a wired communicator (wireCommunicator,
+// comm/context.h).
+CommFootprint commFootprint(const Context &ctx);
+
+}  // namespace chorus
