@@ -202,7 +202,8 @@ void printResources(const Machine &m, const std::vector<int> &nodeCounts) {
   printf("# resources per rank of a communicator over every rank (the most expensive rank of a sample);\n"
          "# host MiB: by-rank tables + this rank's shm segment + UCX FIFO copies of the linked peers (streaming\n"
          "# algorithms only / every remote peer: an alltoall or CHORUS_NET_CONNECT=eager); device: the CUDA\n"
-         "# executor's FIFOs (one node; across nodes device buffers are staged through host memory today);\n"
+         "# executor's FIFOs (GPU presets, one node; across nodes device buffers are staged through host\n"
+         "# memory today);\n"
          "# set-up: the bootstrap's allgathers and agreements, plus endpoints under eager. Goals at 16,384\n"
          "# ranks: host <= %.0f MiB, device <= %.0f MiB, set-up < %.0f s ('!' marks a miss).\n",
          kHostGoalMiB, kDeviceGoalMiB, kSetupGoalS);
@@ -214,7 +215,9 @@ void printResources(const Machine &m, const std::vector<int> &nodeCounts) {
     l.ranksPerNode = m.ranksPerNode;
     const CommFootprint f = footprintOf(l);
     const SetupTime lazy = setupTimeOf(m, l, f, false), eager = setupTimeOf(m, l, f, true);
-    const double host = mib(f.hostBytes(false)), hostAll = mib(f.hostBytes(true)), device = mib(f.deviceFifoBytes);
+    // CPU ranks have no device FIFOs.
+    const double host = mib(f.hostBytes(false)), hostAll = mib(f.hostBytes(true)),
+                 device = m.gpu ? mib(f.deviceFifoBytes) : 0;
     printf("%6d %7d %9.2f %9.2f %6d %9.2f %6d %9.2f %8.2f%s %8.2f%s %8.2f%s %10.2f%s %9.2f%s\n", nodes, l.nranks(),
            mib(f.tableBytes), mib(f.shmSegmentBytes), f.bulkNetPeers, mib(f.bulkNetBytes), f.remotePeers,
            mib(f.allNetBytes), host, host > kHostGoalMiB ? "!" : " ", hostAll, hostAll > kHostGoalMiB ? "!" : " ",
