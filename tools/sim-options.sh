@@ -37,6 +37,16 @@ for r in runs:
     assert r["best"] in r["candidates"], r
     assert min(r["candidates"].values()) == r["candidates"][r["best"]], r
 PY
+# Its chart: a PNG, where gnuplot is there.
+if command -v gnuplot >/dev/null 2>&1; then
+  rm -f sim-options.png
+  ./chorus_sim_plot "$json" sim-options.png 2>sim-options.log || fail "chorus_sim_plot: $(cat sim-options.log)"
+  [ "$(head -c 4 sim-options.png | od -An -c | tr -d ' ')" = "211PNG" ] || fail "chorus_sim_plot wrote no PNG"
+  rm -f sim-options.png sim-options.log
+  plotted=", chart drawn"
+else
+  plotted=", gnuplot not found: chart not tried"
+fi
 rm -f "$json" sim-options.out
 
 # --resources: a row per node count, its rank count the layout's, the
@@ -45,4 +55,4 @@ rm -f "$json" sim-options.out
 awk '$1 == 1 && $2 == 8 && $11 > 0 {one = 1} $1 == 16 && $2 == 128 && $11 == 0 {many = 1}
      END {exit !(one && many)}' sim-options.out || fail "--resources: no rows for 1 x 8 and 16 x 8: $(cat sim-options.out)"
 rm -f sim-options.out
-echo "chorus_sim: bad values refused by name, presets listed, JSON of 2 layouts x 7 collectives valid, resources tabled"
+echo "chorus_sim: bad values refused by name, presets listed, JSON of 2 layouts x 7 collectives valid$plotted, resources tabled"
