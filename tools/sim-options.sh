@@ -2,8 +2,9 @@
 # sim-options.sh - chorus_sim does what chorus_sim(1) says: bad values are
 # refused naming the option (exit 2), the presets list, and a run on two
 # layouts writes JSON that parses, with each row's planner choice among its
-# candidates and every candidate's time positive; --resources tables
-# each node count.
+# candidates and every candidate's time positive; --topo reads the same
+# node from hwloc XML and chorus_info's JSON; --resources tables each node
+# count.
 set -u
 sim=./chorus_sim
 [ -x "$sim" ] || { echo "skipped: chorus_sim not built"; exit 77; }
@@ -11,7 +12,7 @@ sim=./chorus_sim
 command -v python3 >/dev/null 2>&1 || { echo "skipped: no python3"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
 
-for bad in "--preset nowhere" "--nodes 0" "--nodes 2,x" "--coll allsum" "-b 1Q" "-f 1" "--fabric ring" "-d int"; do
+for bad in "--preset nowhere" "--topo nowhere.json" "--nodes 0" "--nodes 2,x" "--coll allsum" "-b 1Q" "-f 1" "--fabric ring" "-d int"; do
   # shellcheck disable=SC2086  # the option and its value are two words
   if err=$("$sim" $bad </dev/null 2>&1 >/dev/null); then fail "'$bad' was accepted"; fi
   opt=${bad%% *}
@@ -49,10 +50,23 @@ else
 fi
 rm -f "$json" sim-options.out
 
+# --topo: the recorded 8-GPU node, as hwloc XML and as chorus_info's JSON,
+# describes the same machine (8 ranks, NVLink and NIC bandwidths).
+fixture=${srcdir:-.}/../tests/topo/nvswitch-8gpu-8nic.xml
+"$sim" --topo "$fixture" -e 1K </dev/null >sim-options.out || fail "--topo on the XML exited $?"
+grep -q "^# allreduce on 1 node x 8 ranks" sim-options.out || fail "--topo: the XML's node is not 8 ranks"
+fromXml=$(sed -n '1s/^[^(]*(\([^;]*\);.*/\1/p' sim-options.out)
+CHORUS_TOPO_FILE=$fixture ./chorus_info --topo --json >sim-options.json </dev/null || fail "chorus_info --topo --json exited $?"
+"$sim" --topo sim-options.json -e 1K </dev/null >sim-options.out || fail "--topo on the JSON exited $?"
+fromJson=$(sed -n '1s/^[^(]*(\([^;]*\);.*/\1/p' sim-options.out)
+case $fromXml in "8 GPUs, 450 GB/s"*) ;; *) fail "--topo: the XML read as '$fromXml'" ;; esac
+[ "$fromXml" = "$fromJson" ] || fail "--topo: the XML gives '$fromXml', the JSON '$fromJson'"
+rm -f sim-options.out sim-options.json
+
 # --resources: a row per node count, its rank count the layout's, the
 # device FIFOs only on one node.
 "$sim" -p 8xh100 -n 1,16 --resources </dev/null >sim-options.out || fail "--resources exited $?"
 awk '$1 == 1 && $2 == 8 && $11 > 0 {one = 1} $1 == 16 && $2 == 128 && $11 == 0 {many = 1}
      END {exit !(one && many)}' sim-options.out || fail "--resources: no rows for 1 x 8 and 16 x 8: $(cat sim-options.out)"
 rm -f sim-options.out
-echo "chorus_sim: bad values refused by name, presets listed, JSON of 2 layouts x 7 collectives valid$plotted, resources tabled"
+echo "chorus_sim: bad values refused by name, presets listed, JSON of 2 layouts x 7 collectives valid$plotted, the node from XML and JSON alike, resources tabled"

@@ -15,6 +15,7 @@
 #include "core/params.h"
 #include "sim/sim_model.h"
 #include "sim/sim_resources.h"
+#include "sim/sim_topo.h"
 
 using namespace chorus;
 using namespace chorus::sim;
@@ -27,6 +28,9 @@ void usage(FILE *to) {
   fprintf(to,
           "usage: chorus_sim [options]\n"
           "  -p, --preset NAME        machine preset (default 8xh100; --list-presets)\n"
+          "  -t, --topo FILE          the node from an hwloc XML (.xml) or chorus_info --topo --json\n"
+          "                           output: ranks, link and NIC bandwidths; the rest from the preset\n"
+          "                           (default 8xh100, or 2socket for a node without GPUs)\n"
           "  -n, --nodes N[,N...]     node counts (default 1)\n"
           "  -r, --ranks-per-node M   ranks on each node (default: the preset's)\n"
           "  -c, --coll NAME          allreduce, reduce, bcast, allgather, reduce_scatter, alltoall,\n"
@@ -231,13 +235,13 @@ void printResources(const Machine &m, const std::vector<int> &nodeCounts) {
 
 int main(int argc, char **argv) {
   paramsInit();
-  std::string preset = "8xh100", collText = "allreduce", jsonPath, fabric = "rail";
+  std::string preset = "8xh100", topoPath, collText = "allreduce", jsonPath, fabric = "rail";
   std::vector<int> nodeCounts{1};
   int ranksPerNode = 0, switchLevels = 3, nics = 0;
   size_t minBytes = 8, maxBytes = size_t(1) << 30;
   double factor = 8, netGbps = 0, netLatencyUs = 0;
   size_t elemSize = 8;
-  bool resources = false;
+  bool resources = false, presetGiven = false;
   auto bad = [&](const char *option, const char *value) {
     fprintf(stderr, "chorus_sim: %s: invalid value '%s'\n", option, value ? value : "");
     usage(stderr);
@@ -261,6 +265,9 @@ int main(int argc, char **argv) {
     const char *value = argv[++i];
     if (opt == "-p" || opt == "--preset") {
       preset = value;
+      presetGiven = true;
+    } else if (opt == "-t" || opt == "--topo") {
+      topoPath = value;
     } else if (opt == "-n" || opt == "--nodes") {
       nodeCounts.clear();
       for (const char *p = value; *p;) {
@@ -311,6 +318,16 @@ int main(int argc, char **argv) {
     return 2;
   }
   Machine m = *found;
+  if (!topoPath.empty()) {
+    std::string why;
+    if (!machineFromTopology(topoPath, m, &m, &why)) {
+      fprintf(stderr, "chorus_sim: --topo: %s\n", why.c_str());
+      return 2;
+    }
+    if (!m.gpu && !presetGiven) {  // a CPU node: the CPU preset's constants
+      if (!machineFromTopology(topoPath, *findPreset("2socket"), &m, &why)) return 2;
+    }
+  }
   if (ranksPerNode > 0) m.ranksPerNode = ranksPerNode;
   if (nics > 0) m.nicsPerNode = nics;
   if (netGbps > 0) m.net.gbPerS = netGbps / 8;
