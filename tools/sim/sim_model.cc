@@ -357,9 +357,18 @@ struct Replay {
         // What the receiver does with the slices: folds them into its own,
         // or copies them out of the FIFO (a pure send's copy into the
         // FIFO is the link's transfer).
+        const double messageWork = work;
         if (op.nrecv) work += double(op.bytes) * op.nrecv / ((op.reduce ? m.reduceGbPerS : m.copyGbPerS) * 1e3);
         end = start + work;
-        for (int i = 0; i < op.nsend; ++i) send(r, peers[op.nrecv + i], op.bytes, end);
+        for (int i = 0; i < op.nsend; ++i) {
+          // A kernel folds as it stores into the next rank's slot (one
+          // pass, reduce_copy.cuh), so its send streams beside the fold and
+          // ends no sooner; the host primitives fold, then send.
+          const int to = peers[op.nrecv + i];
+          const double depart =
+              m.gpu ? std::max(start + messageWork, end - transferUs(op.bytes, model(r, to))) : end;
+          send(r, to, op.bytes, depart);
+        }
         for (int i = 0; i < op.nrecv; ++i) {
           LinkState &in = link(peers[i], r);
           ++in.received;
