@@ -338,7 +338,25 @@ Plan planForHost(Coll coll, size_t bytes, const PlanShape &shape) {
 // What the kernels run where the host plan names an algorithm they lack
 // (recursive doubling, publish, single copy, the trees of broadcast and
 // reduce, the hierarchy): the ring, the chain for the rooted ones.
-Plan planForKernels(Coll coll, const Plan &host) {
+//
+// Except the one-shot allreduce, which the kernels keep further than the
+// host does: a GPU's one-shot takes (n - 1) vectors through its NVLink port
+// in one latency, where the ring and tree pay 2(n - 1) or 2 log2(n) kernel
+// hand-offs of about a microsecond.  chorus_sim (8xH100 preset, whose ring
+// matches NCCL's published busbw within 8%) puts the crossover with the
+// ring at 2 MiB on 2 GPUs, 512 KiB-1 MiB on 4 and 256-512 KiB on 8, where
+// the host plan takes the ring from 64 KiB (2 ranks) and the tree at 32
+// KiB on 8 (predicted 4x slower there); half that fan-in keeps a margin for
+// the model's latencies, which no GPU has checked yet (perf/RESULTS.md,
+// the scale simulator).  CHORUS_DIRECT_MAX_BYTES overrides it.
+constexpr size_t kKernelsDirectFanInBytes = size_t(1) << 20;
+
+Plan planForKernels(Coll coll, size_t bytes, const PlanShape &shape, const Plan &host) {
+  static const Forced forced = forcedAlgo();
+  const int n = shape.nranks;
+  if (coll == Coll::Allreduce && forced == Forced::None && host.algo != Algo::Local && n >= 2 && directFits(n) &&
+      bytes <= limitFromParam(ParamId::DirectMaxBytes, kKernelsDirectFanInBytes / size_t(n - 1)))
+    return {Algo::Direct, "device buffers: one-shot while (n - 1) x the vector stays under 1 MiB"};
   switch (host.algo) {
     case Algo::Local:
     case Algo::Direct:
@@ -361,7 +379,7 @@ Plan planForKernels(Coll coll, const Plan &host) {
 
 Plan planCollective(Coll coll, size_t bytes, const PlanShape &shape, Engine engine) {
   const Plan host = planForHost(coll, bytes, shape);
-  return engine == Engine::Kernels ? planForKernels(coll, host) : host;
+  return engine == Engine::Kernels ? planForKernels(coll, bytes, shape, host) : host;
 }
 
 }  // namespace chorus

@@ -186,7 +186,10 @@ BOOST_AUTO_TEST_CASE(planner_choices) {
   BOOST_TEST(planCollective(Coll::Allreduce, 1 << 20, 2).algo == Algo::RecursiveDoubling);
   PlanShape two;
   two.nranks = two.maxNodeRanks = 2;
-  BOOST_TEST(planCollective(Coll::Allreduce, 1 << 20, two, Engine::Kernels).algo == Algo::Ring);
+  // The kernels' one-shot allreduce while (n - 1) x the vector stays under
+  // 1 MiB (chorus_sim's crossovers, halved): 2 ranks to 1 MiB, 8 to 146 KiB.
+  BOOST_TEST(planCollective(Coll::Allreduce, 1 << 20, two, Engine::Kernels).algo == Algo::Direct);
+  BOOST_TEST(planCollective(Coll::Allreduce, (1 << 20) + 8, two, Engine::Kernels).algo == Algo::Ring);
   PlanShape four;
   four.nranks = four.maxNodeRanks = 4;
   BOOST_TEST(planCollective(Coll::Allgather, 32 << 10, four).algo == Algo::Publish);
@@ -195,7 +198,10 @@ BOOST_AUTO_TEST_CASE(planner_choices) {
   BOOST_TEST(planCollective(Coll::Allgather, 16 << 10, four, Engine::Kernels).algo == Algo::Direct);
   PlanShape eight;
   eight.nranks = eight.maxNodeRanks = 8;
-  BOOST_TEST(planCollective(Coll::Allreduce, 32 << 10, eight, Engine::Kernels).algo == Algo::Tree);
+  BOOST_TEST(planCollective(Coll::Allreduce, 32 << 10, eight, Engine::Kernels).algo == Algo::Direct);
+  BOOST_TEST(planCollective(Coll::Allreduce, 144 << 10, eight, Engine::Kernels).algo == Algo::Direct);
+  BOOST_TEST(planCollective(Coll::Allreduce, 160 << 10, eight, Engine::Kernels).algo == Algo::Ring);
+  BOOST_TEST(planCollective(Coll::Allreduce, 32 << 10, eight).algo == Algo::Tree);  // the host's measured crossover
   // Staged device buffers (across nodes) run the host algorithms.
   BOOST_TEST(planCollective(Coll::Allreduce, 8, twoByTwo, Engine::Host).algo == Algo::RecursiveDoubling);
   // Crowded cores make every message dearer: the algorithm with fewer

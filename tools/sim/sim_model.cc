@@ -274,6 +274,10 @@ struct Replay {
   std::vector<size_t> next;
   std::vector<char> queued;
   std::vector<double> nicTx, nicRx;              // by node * nics + nic
+  // A GPU's NVLink ports, by rank: through NVSwitch its links to every
+  // peer share one port's bandwidth each way (a one-shot's fan-in waits on
+  // it); CPU ranks' shared memory is charged per pair, their copies as work.
+  std::vector<double> portTx, portRx;
   std::vector<std::vector<double>> published;    // by rank: each slice's publication
   std::vector<std::vector<size_t>> readCount;    // [reader][publisher], built on demand
   SimResult result;
@@ -286,6 +290,10 @@ struct Replay {
     queued.assign(n, 0);
     nicTx.assign(size_t(l.nodes * m.nicsPerNode), 0);
     nicRx.assign(nicTx.size(), 0);
+    if (m.gpu) {
+      portTx.assign(size_t(l.nranks()), 0);
+      portRx.assign(size_t(l.nranks()), 0);
+    }
     published.resize(n);
   }
 
@@ -386,7 +394,13 @@ struct Replay {
     const double wire = transferUs(bytes, lm);
     ++result.messages;
     double arrival;
-    if (sameNode(from, to)) {
+    if (sameNode(from, to) && m.gpu) {
+      double &tx = portTx[size_t(from)], &rx = portRx[size_t(to)];
+      const double begin = std::max(depart, tx);
+      tx = begin + wire;
+      arrival = std::max(begin + wire + lm.latencyUs, rx + wire);
+      rx = arrival;
+    } else if (sameNode(from, to)) {
       const double begin = std::max(depart, out.busyUntil);
       out.busyUntil = begin + wire;
       arrival = begin + wire + lm.latencyUs;
