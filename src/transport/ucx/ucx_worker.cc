@@ -67,6 +67,14 @@ struct ProcessUcx {
   ucp_context_h ucp = nullptr;
   ucp_worker_h worker = nullptr;
   std::vector<SharedEndpoint *> endpoints;
+  // An endpoint whose creation failed at once (a peer's process already
+  // gone: over tcp, connect() refused).  UCX 1.13 keeps such an endpoint in
+  // the worker with its creation reference dropped, and ucp_worker_destroy
+  // then aborts the process on an assertion (ucp_ep_delete: refcounts.create
+  // == 1), seen when a rank sent its abort message to a peer that had
+  // already freed its communicator and left.  The worker and its context
+  // are then left to the process's exit rather than destroyed.
+  bool endpointCreateFailed = false;
   int users = 0;  // communicator contexts set up on it (ucxSetup) and not yet freed
   std::vector<UcxState *> states;  // registered: their tokens are accepted
   // Tokens of the communicators freed last: a message carrying one is late,
@@ -294,8 +302,14 @@ void closeEndpoints() {
 
 void destroyWorker() {
   if (g_ucx.worker) closeEndpoints();
-  if (g_ucx.worker) ucp_worker_destroy(g_ucx.worker);
-  if (g_ucx.ucp) ucp_cleanup(g_ucx.ucp);
+  if (g_ucx.endpointCreateFailed) {
+    CHORUS_INFO(kSubsysNet, "UCX worker left to the process's exit: an endpoint's creation failed (a peer gone), "
+                            "after which UCX's worker destruction would abort");
+    g_ucx.endpointCreateFailed = false;
+  } else {
+    if (g_ucx.worker) ucp_worker_destroy(g_ucx.worker);
+    if (g_ucx.ucp) ucp_cleanup(g_ucx.ucp);
+  }
   g_ucx.worker = nullptr;
   g_ucx.ucp = nullptr;
 }
@@ -394,7 +408,10 @@ ucp_ep_h ucxPeerEndpoint(const void *address, size_t length, ucs_status_t *statu
   params.err_handler.cb = onEndpointError;
   params.err_handler.arg = shared;
   shared->failed = ucp_ep_create(g_ucx.worker, &params, &shared->ep);
-  if (shared->failed != UCS_OK) shared->ep = nullptr;
+  if (shared->failed != UCS_OK) {
+    shared->ep = nullptr;
+    g_ucx.endpointCreateFailed = true;
+  }
   g_ucx.endpoints.push_back(shared);  // (a failure is remembered: the next communicator is told at once)
   *status = shared->failed;
   return shared->ep;
