@@ -208,10 +208,10 @@ uint64_t hostIdentity() {
   return machineIdentity();
 }
 
+bool contextFullLink(const PeerLinks &links, int receiver, int sender);  // (below, with create)
+
 // Node indices in order of each node's first rank; this rank's place in its
 // node.  `places` (topoRankKey) orders the ranks of a node along the rings.
-bool contextFullLink(const PeerLinks &links, int receiver, int sender);
-
 void assignNodes(Context &ctx, const std::vector<uint64_t> &hosts, const std::vector<int64_t> &places) {
   ctx.nodeOf.assign(size_t(ctx.nranks), -1);
   ctx.nnodes = 0;

@@ -26,7 +26,6 @@ CommFootprint commFootprint(const Context &ctx) {
   CommFootprint f;
   const size_t n = size_t(ctx.nranks);
   f.nranks = ctx.nranks;
-  f.nodeRanks = ctx.nodeSize;
   // The by-rank tables as bootstrap, the transports' connect and watchPeers
   // size them (each to nranks); the hierarchy's and the rings' only where
   // the wiring made them.
@@ -51,12 +50,8 @@ CommFootprint commFootprint(const Context &ctx) {
       f.bulkNetBytes += bytes;
     }
   }
-  if (ctx.nnodes == 1) {
-    f.deviceChannels = cudaChannelsFor(ctx.nranks);
-    f.deviceFifoBytes = cudaFifoRegionBytes(ctx.nranks, f.deviceChannels);
-  }
+  if (ctx.nnodes == 1) f.deviceFifoBytes = cudaFifoRegionBytes(ctx.nranks, cudaChannelsFor(ctx.nranks));
   f.peerInfoBytes = entryBytes(ctx.peers);
-  f.bootstrapBytes = n * (kBootstrapFields * sizeof(uint64_t) + f.peerInfoBytes);
   return f;
 }
 

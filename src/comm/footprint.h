@@ -12,7 +12,7 @@ namespace chorus {
 struct Context;
 
 struct CommFootprint {
-  int nranks = 0, nodeRanks = 0, remotePeers = 0;
+  int nranks = 0, remotePeers = 0;
   // Host memory private to the rank: the communicator's by-rank tables
   // (the context's, the transports' states'), sized to nranks at set-up.
   size_t tableBytes = 0;
@@ -28,10 +28,8 @@ struct CommFootprint {
   // Device memory of the CUDA executor's inbound FIFOs, on a communicator
   // of one node (one whose device buffers run on the kernels).
   size_t deviceFifoBytes = 0;
-  int deviceChannels = 0;
-  // What the set-up's two allgathers bring to each rank (the bootstrap
-  // fields and every rank's PeerInfo), and that PeerInfo.
-  size_t bootstrapBytes = 0, peerInfoBytes = 0;
+  // One rank's PeerInfo: its block of the set-up's second allgather.
+  size_t peerInfoBytes = 0;
 
   // Host memory in all, linking the bulk peers or every remote peer.
   size_t hostBytes(bool everyPeer) const {

@@ -23,9 +23,6 @@ namespace chorus {
 struct CudaState {
   int device = -1;
   int nchannels = kCudaMaxChannels;
-  size_t slotBytes = kCudaSlotBytes;  // Simple's; LL's are llSlotBytes
-  size_t llSlotBytes = kCudaLLSlotBytes;
-  int nslots = kCudaSlots;  // (the three constants: cudaFifoRegionBytes, device_channel.h, sizes the region by them)
   CudaIpcState *ipc = nullptr;
   char *fifos = nullptr;             // this rank's inbound FIFOs, exported by cuda_ipc (device memory)
   FifoEnd *devEnds = nullptr;        // [proto][channel][sendTo|recvFrom][peer]
@@ -59,11 +56,9 @@ constexpr size_t kLLMaxBytes = 64 * 1024;
 // the message counters).
 constexpr int kProtos = int(Proto::Count);
 
-size_t slotBytesOf(const CudaState &st, int proto) { return proto == int(Proto::LL) ? st.llSlotBytes : st.slotBytes; }
-// A device FIFO is a header and its slots: the inline slots of host FIFOs
-// (transport/fifo.h) serve the host primitives only, and the kernels never
-// touch them (they were 32 KiB of every device FIFO).
-size_t fifoBytes(const CudaState &st, int proto) { return fifoHeaderBytes() + slotBytesOf(st, proto) * size_t(st.nslots); }
+// By protocol index (the loops over kProtos): device_channel.h's sizes.
+size_t slotBytesOf(int proto) { return cudaSlotBytes(Proto(proto)); }
+size_t fifoBytes(int proto) { return cudaFifoBytes(Proto(proto)); }
 FifoEnd deviceFifoEnd(char *base, size_t slotBytes, int nslots, int peer) {
   FifoEnd e = makeFifoEnd(base, slotBytes, nslots, peer);
   e.inlineSlots = nullptr;
@@ -122,8 +117,8 @@ int channelsForCall(const CudaState &st, Coll coll, size_t bytes, size_t capacit
 size_t peerSlot(int peer, int owner) { return size_t(peer < owner ? peer : peer - 1); }
 size_t fifoOffset(const CudaState &st, int nranks, int proto, int channel, size_t place) {
   const size_t peers = size_t(nranks > 1 ? nranks - 1 : 1);
-  const size_t protoBase = proto == 0 ? 0 : fifoBytes(st, 0) * size_t(st.nchannels) * peers;
-  return protoBase + (size_t(channel) * peers + place) * fifoBytes(st, proto);
+  const size_t protoBase = proto == 0 ? 0 : fifoBytes(0) * size_t(st.nchannels) * peers;
+  return protoBase + (size_t(channel) * peers + place) * fifoBytes(proto);
 }
 size_t fifoRegionBytes(const CudaState &st, int nranks) { return cudaFifoRegionBytes(nranks, st.nchannels); }
 
@@ -142,7 +137,7 @@ Status buildChannels(PeerLinks &ctx, CudaState &st) {
   std::vector<DevChannel> chans(nchan);
   CHORUS_CHECK(takeDevice(ends.size() * sizeof(FifoEnd), &st.devEnds));
   CHORUS_CHECK(takeDevice(chans.size() * sizeof(DevChannel), &st.devChannels));
-  CHORUS_CHECK(takeDevice(st.slotBytes * st.nchannels, &st.scratch));
+  CHORUS_CHECK(takeDevice(kCudaSlotBytes * st.nchannels, &st.scratch));
   for (int proto = 0; proto < kProtos; ++proto) {
     for (int c = 0; c < st.nchannels; ++c) {
       const size_t ch = size_t(proto) * st.nchannels + c;
@@ -156,13 +151,13 @@ Status buildChannels(PeerLinks &ctx, CudaState &st) {
         // FIFO from p in mine at p's index.
         char *peerBase = cudaIpcPeer(*st.ipc, p) + fifoOffset(st, n, proto, c, peerSlot(ctx.rank, p));
         char *localBase = cudaIpcLocal(*st.ipc) + fifoOffset(st, n, proto, c, peerSlot(p, ctx.rank));
-        send[p] = deviceFifoEnd(peerBase, slotBytesOf(st, proto), st.nslots, p);
-        recv[p] = deviceFifoEnd(localBase, slotBytesOf(st, proto), st.nslots, p);
+        send[p] = deviceFifoEnd(peerBase, slotBytesOf(proto), kCudaSlots, p);
+        recv[p] = deviceFifoEnd(localBase, slotBytesOf(proto), kCudaSlots, p);
       }
       FifoEnd *devSend = st.devEnds + ch * 2 * n;
       // Both protocols' blocks of channel c share its scratch: kernels on a
       // communicator run one at a time (see orderAfterPrevious).
-      chans[ch] = DevChannel{devSend, devSend + n, st.scratch + st.slotBytes * c};
+      chans[ch] = DevChannel{devSend, devSend + n, st.scratch + kCudaSlotBytes * c};
     }
   }
   CHORUS_CUDACHECK(cudaMemcpyAsync(st.devEnds, ends.data(), ends.size() * sizeof(FifoEnd), cudaMemcpyHostToDevice,
@@ -263,7 +258,7 @@ Status createState(PeerLinks &ctx, CudaAttachment &cuda) {
   cuda.state = st;
   CHORUS_INFO(kSubsysCuda,
               "CUDA executor ready on GPU %d: %d channels x %d slots of %zu bytes (LL: %zu) per peer, %zu KiB of FIFOs",
-              st->device, st->nchannels, st->nslots, st->slotBytes, st->llSlotBytes,
+              st->device, st->nchannels, kCudaSlots, kCudaSlotBytes, kCudaLLSlotBytes,
               fifoRegionBytes(*st, ctx.nranks) / 1024);
   return Status::Ok;
 }
@@ -431,11 +426,11 @@ Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req,
   // An LL line carries 8 data bytes; wider elements (16-byte MINLOC pairs)
   // have Simple kernels only (kernel_table.h).
   lr.proto = elemSize > 8 ? Proto::Simple : pickProto(bytes);
-  const size_t capacity = lr.proto == Proto::LL ? st.llSlotBytes / 2 : st.slotBytes;
+  const size_t capacity = lr.proto == Proto::LL ? kCudaLLSlotBytes / 2 : kCudaSlotBytes;
   // Channels as if LL's slots were Simple's size (its lines carry half of
   // a slot's bytes): its smaller slots are memory saved, not a reason to
   // spread a small message wider.
-  const size_t nominalCapacity = lr.proto == Proto::LL ? st.slotBytes / 2 : st.slotBytes;
+  const size_t nominalCapacity = lr.proto == Proto::LL ? kCudaSlotBytes / 2 : kCudaSlotBytes;
   const int nch = channelsForCall(st, req.coll, bytes, nominalCapacity);
   lr.nblocks = nch;
   DevCollArgs &a = lr.args;
@@ -457,7 +452,7 @@ Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req,
   }
   a.count = count;
   a.sliceElems = capacity / elemSize;
-  a.slotBytes = slotBytesOf(st, int(lr.proto));
+  a.slotBytes = slotBytesOf(int(lr.proto));
   a.channels = st.devChannels + (lr.proto == Proto::LL ? st.nchannels : 0);
   a.error = st.errDev;
   a.abortFlag = st.abortFlag;

@@ -77,11 +77,18 @@ constexpr size_t kCudaLLSlotBytes = 16 * 1024;
 CHORUS_CUDA_GEOMETRY_CONST size_t kCudaRoundBytes = size_t(kCudaThreads) * 4 * 16;
 // Device FIFO memory per rank above which a communicator gets fewer channels.
 constexpr size_t kCudaFifoBudget = size_t(160) << 20;
-// A device FIFO is a header and its slots (the host FIFOs' inline slots
-// serve the host primitives only): one channel's pair from one peer, a
-// FIFO of each protocol.
-constexpr size_t kCudaFifoPairBytes =
-    2 * fifoHeaderBytes() + size_t(kCudaSlots) * (kCudaSlotBytes + kCudaLLSlotBytes);
+// Protocols of the device primitives.
+//   Simple: the sender fills a slot, fences, then bumps the tail counter.
+//   LL: 8-byte stores of {4 data bytes, 4 flag bytes}; the receiver polls the
+//       flags, no fence.  Half the slot capacity, far lower latency.
+enum class Proto : int { Simple = 0, LL = 1, Count = 2 };
+
+// A protocol's slot, and its device FIFO: a header and kCudaSlots slots
+// (the host FIFOs' inline slots serve the host primitives only).  A
+// channel's pair from one peer holds a FIFO of each protocol.
+constexpr size_t cudaSlotBytes(Proto proto) { return proto == Proto::LL ? kCudaLLSlotBytes : kCudaSlotBytes; }
+constexpr size_t cudaFifoBytes(Proto proto) { return fifoHeaderBytes() + cudaSlotBytes(proto) * size_t(kCudaSlots); }
+constexpr size_t kCudaFifoPairBytes = cudaFifoBytes(Proto::Simple) + cudaFifoBytes(Proto::LL);
 // Channels a communicator of `nranks` sets up: kCudaMaxChannels while its
 // FIFOs (one per peer, channel and protocol) fit in kCudaFifoBudget, fewer
 // beyond, so that memory does not grow with nranks x channels: 16 channels
@@ -96,12 +103,6 @@ inline int cudaChannelsFor(int nranks) {
 inline size_t cudaFifoRegionBytes(int nranks, int nchannels) {
   return kCudaFifoPairBytes * size_t(nchannels) * size_t(nranks > 1 ? nranks - 1 : 1);
 }
-
-// Protocols of the device primitives.
-//   Simple: the sender fills a slot, fences, then bumps the tail counter.
-//   LL: 8-byte stores of {4 data bytes, 4 flag bytes}; the receiver polls the
-//       flags, no fence.  Half the slot capacity, far lower latency.
-enum class Proto : int { Simple = 0, LL = 1, Count = 2 };
 
 // Written by the device when a block fails (timeout or abort), read by the
 // host after the kernel (or before the next call, for enqueued ones): in

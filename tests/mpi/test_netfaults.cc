@@ -48,6 +48,7 @@
 #include "comm/context.h"
 #include "comm/footprint.h"
 #include "rank_test.h"
+#include "transport/shm/shm.h"
 #include "transport/ucx/ucx.h"
 
 extern char **environ;
@@ -138,14 +139,13 @@ void checkFootprint(const chorus::Context &live) {
   const chorus::CommFootprint w = chorus::commFootprint(wired);
   if (w.tableBytes != f.tableBytes || w.shmSegmentBytes != f.shmSegmentBytes || w.bulkNetPeers != f.bulkNetPeers ||
       w.bulkNetBytes != f.bulkNetBytes || w.allNetBytes != f.allNetBytes || w.remotePeers != f.remotePeers ||
-      w.bootstrapBytes != f.bootstrapBytes)
+      w.peerInfoBytes != f.peerInfoBytes || w.deviceFifoBytes != f.deviceFifoBytes)
     fail("footprint: a context wired from the layout without MPI differs from the live one's (tables " +
          std::to_string(w.tableBytes) + " vs " + std::to_string(f.tableBytes) + ", net " +
          std::to_string(w.allNetBytes) + " vs " + std::to_string(f.allNetBytes) + ")");
-  const size_t n = size_t(live.nranks);
   const size_t tables = bytesOf(live.nodeOf) + bytesOf(live.peers) + bytesOf(live.sendTo) + bytesOf(live.recvFrom) +
                         bytesOf(live.peerStatus) + bytesOf(live.watchedPids) + bytesOf(live.publish) +
-                        (live.transport->bytesPerPeer + live.netTransport->bytesPerPeer) * n +
+                        chorus::shmTableBytes(live) + chorus::ucxCounters(live).tableBytes +
                         bytesOf(live.ringOrder) + bytesOf(live.ringWhere) + bytesOf(live.nodeStart) +
                         bytesOf(live.localPrev) + bytesOf(live.crossPrev) + bytesOf(live.localRanks) +
                         bytesOf(live.crossRanks) + bytesOf(live.scratch);

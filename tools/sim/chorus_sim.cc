@@ -319,14 +319,14 @@ int main(int argc, char **argv) {
   }
   Machine m = *found;
   if (!topoPath.empty()) {
+    NodeShape shape;
     std::string why;
-    if (!machineFromTopology(topoPath, m, &m, &why)) {
+    if (!readNodeShape(topoPath, &shape, &why)) {
       fprintf(stderr, "chorus_sim: --topo: %s\n", why.c_str());
       return 2;
     }
-    if (!m.gpu && !presetGiven) {  // a CPU node: the CPU preset's constants
-      if (!machineFromTopology(topoPath, *findPreset("2socket"), &m, &why)) return 2;
-    }
+    // A CPU node takes the CPU preset's constants unless a preset was named.
+    m = machineWithNode(shape.gpus == 0 && !presetGiven ? *findPreset("2socket") : *found, shape, topoPath);
   }
   if (ranksPerNode > 0) m.ranksPerNode = ranksPerNode;
   if (nics > 0) m.nicsPerNode = nics;

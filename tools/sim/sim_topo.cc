@@ -19,12 +19,10 @@ namespace sim {
 
 namespace {
 
-// What the simulator takes from a node description, whatever its format.
-struct NodeShape {
-  int gpus = 0, cores = 0, nics = 0;
-  double intraGBs = 0;  // slowest link between ring neighbours (GPUs); 0: unknown
-  double nicGBs = 0;    // slowest NIC; 0: unknown
-};
+// Keeps the slowest of the positive figures seen (0: none yet).
+void keepSlowest(double *slowest, double gbs) {
+  if (gbs > 0) *slowest = *slowest > 0 ? std::min(*slowest, gbs) : gbs;
+}
 
 // A JSON value: just what chorus_info --topo --json writes (objects,
 // arrays, strings, numbers, booleans, null).
@@ -157,8 +155,7 @@ bool shapeFromJson(const std::string &path, NodeShape *shape, std::string *why) 
   shape->nics = int(nics->items.size());
   for (const Json &nic : nics->items) {
     const Json *gbs = nic.field("gbs");
-    if (gbs && gbs->kind == Json::Number && gbs->number > 0)
-      shape->nicGBs = shape->nicGBs > 0 ? std::min(shape->nicGBs, gbs->number) : gbs->number;
+    if (gbs && gbs->kind == Json::Number) keepSlowest(&shape->nicGBs, gbs->number);
   }
   // The rings of one node: each one's bandwidth is its slowest link.
   const Json *layout = doc.field("layout"), *rings = doc.field("rings");
@@ -166,8 +163,7 @@ bool shapeFromJson(const std::string &path, NodeShape *shape, std::string *why) 
   if (rings && rings->kind == Json::Array && nodes && nodes->kind == Json::Number && nodes->number == 1)
     for (const Json &ring : rings->items) {
       const Json *gbs = ring.field("bandwidth_gbs");
-      if (gbs && gbs->kind == Json::Number && gbs->number > 0)
-        shape->intraGBs = shape->intraGBs > 0 ? std::min(shape->intraGBs, gbs->number) : gbs->number;
+      if (gbs && gbs->kind == Json::Number) keepSlowest(&shape->intraGBs, gbs->number);
     }
   return true;
 }
@@ -178,16 +174,14 @@ bool shapeFromXml(const std::string &path, NodeShape *shape, std::string *why) {
   shape->gpus = int(topo.gpus.size());
   shape->cores = topo.cores;
   shape->nics = int(topo.nics.size());
-  for (const Nic &nic : topo.nics)
-    shape->nicGBs = shape->nicGBs > 0 ? std::min(shape->nicGBs, nicGBs(nic)) : nicGBs(nic);
+  for (const Nic &nic : topo.nics) keepSlowest(&shape->nicGBs, nicGBs(nic));
   // Ring neighbours in the GPUs' hardware order, as the rings of one node run.
   for (int g = 0; shape->gpus > 1 && g < shape->gpus; ++g) {
     RankPlace a, b;
     a.gpu = g;
     b.gpu = (g + 1) % shape->gpus;
     std::string kind;
-    const double gbs = intraNodeLinkGBs(topo, a, b, &kind);
-    shape->intraGBs = shape->intraGBs > 0 ? std::min(shape->intraGBs, gbs) : gbs;
+    keepSlowest(&shape->intraGBs, intraNodeLinkGBs(topo, a, b, &kind));
   }
   return true;
 }
@@ -200,12 +194,16 @@ bool endsWith(const std::string &s, const char *tail) {
 
 }  // namespace
 
-bool machineFromTopology(const std::string &path, const Machine &base, Machine *out, std::string *why) {
-  NodeShape shape;
-  if (!(endsWith(path, ".xml") ? shapeFromXml(path, &shape, why) : shapeFromJson(path, &shape, why))) return false;
-  if (shape.gpus == 0 && shape.cores <= 0) return *why = path + ": neither GPUs nor cores", false;
+bool readNodeShape(const std::string &path, NodeShape *shape, std::string *why) {
+  *shape = NodeShape{};
+  if (!(endsWith(path, ".xml") ? shapeFromXml(path, shape, why) : shapeFromJson(path, shape, why))) return false;
+  if (shape->gpus == 0 && shape->cores <= 0) return *why = path + ": neither GPUs nor cores", false;
+  return true;
+}
+
+Machine machineWithNode(const Machine &base, const NodeShape &shape, const std::string &name) {
   Machine m = base;
-  m.name = path;
+  m.name = name;
   m.gpu = shape.gpus > 0;
   m.sharedMemory = !m.gpu;
   m.ranksPerNode = m.gpu ? shape.gpus : shape.cores;
@@ -217,8 +215,7 @@ bool machineFromTopology(const std::string &path, const Machine &base, Machine *
            m.ranksPerNode, m.gpu ? "GPUs" : "cores", m.gpu ? "" : "(the preset's) ", m.intra.gbPerS, m.nicsPerNode,
            m.net.gbPerS * 8, base.name.c_str());
   m.description = text;
-  *out = m;
-  return true;
+  return m;
 }
 
 }  // namespace sim

@@ -15,10 +15,20 @@
 namespace chorus {
 namespace sim {
 
-// `base` with the node of `path` (.xml: hwloc; anything else: chorus_info's
-// JSON).  False, with why in `why`, when the file cannot be read or says
-// nothing usable.
-bool machineFromTopology(const std::string &path, const Machine &base, Machine *out, std::string *why);
+// What the simulator takes from a node description, whatever its format.
+struct NodeShape {
+  int gpus = 0, cores = 0, nics = 0;
+  double intraGBs = 0;  // slowest link between ring neighbours (GPUs); 0: unknown
+  double nicGBs = 0;    // slowest NIC; 0: unknown
+};
+
+// The node of `path` (.xml: hwloc; anything else: chorus_info's JSON).
+// False, with why in `why`, when the file cannot be read or says nothing
+// usable.
+bool readNodeShape(const std::string &path, NodeShape *shape, std::string *why);
+
+// `base` with that node (named `name`): its ranks, links and NICs.
+Machine machineWithNode(const Machine &base, const NodeShape &shape, const std::string &name);
 
 }  // namespace sim
 }  // namespace chorus

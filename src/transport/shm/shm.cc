@@ -268,6 +268,11 @@ Status shmFree(PeerLinks &ctx) {
 
 }  // namespace
 
+size_t shmTableBytes(const PeerLinks &links) {
+  const auto *st = static_cast<const ShmState *>(links.transportState);
+  return st ? st->peerBase.size() * sizeof(char *) + st->peerBytes.size() * sizeof(size_t) : 0;
+}
+
 const TransportOps kShmTransport = {"shm", shmCanConnect, shmSetup, shmConnect, shmPostConnect, nullptr, shmFree,
                                    sizeof(char *) + sizeof(size_t)};  // ShmState::peerBase, peerBytes
 

@@ -32,5 +32,8 @@ size_t shmSegmentBytesOf(const PeerLinks &links, int owner);
 // Whether the communicator has publish rings (one node, few enough readers
 // for their counters): then every rank keeps an end of each.
 bool shmHasPublishRing(const PeerLinks &links);
+// The bytes the shm transport's by-rank tables hold, measured from them
+// (kShmTransport.bytesPerPeer counts them for the footprint); for tests.
+size_t shmTableBytes(const PeerLinks &links);
 
 }  // namespace chorus

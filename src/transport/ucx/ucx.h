@@ -25,6 +25,9 @@ struct UcxCounters {
   // Connect on first use (CHORUS_NET_CONNECT): the peers on other nodes
   // linked so far (FIFO copies made) and the bytes of those copies.
   uint64_t linkedPeers = 0, linkedBytes = 0;
+  // The bytes its by-rank tables hold, measured from them (kUcxBytesPerPeer
+  // counts them for the footprint).
+  uint64_t tableBytes = 0;
 };
 UcxCounters ucxCounters(const PeerLinks &links);
 

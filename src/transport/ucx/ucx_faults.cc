@@ -62,6 +62,10 @@ UcxCounters ucxCounters(const PeerLinks &links) {
   // on the shared worker: each counts those dropped while it lives.
   if (st->registered) counters.forgedDropped += ucxUnknownDropped() - st->droppedAtStart;
   counters.workerUsers = uint64_t(ucxWorkerUsers());
+  auto bytesOf = [](const auto &v) { return uint64_t(v.size() * sizeof(v[0])); };
+  counters.tableBytes = bytesOf(st->eps) + bytesOf(st->isRemote) + bytesOf(st->sendCopy) + bytesOf(st->recvCopy) +
+                        bytesOf(st->linkMemh) + bytesOf(st->rkeyOut) + bytesOf(st->putTo) + bytesOf(st->failed) +
+                        bytesOf(st->arrivals) + bytesOf(st->held);
   return counters;
 }
 

@@ -67,14 +67,6 @@ struct ProcessUcx {
   ucp_context_h ucp = nullptr;
   ucp_worker_h worker = nullptr;
   std::vector<SharedEndpoint *> endpoints;
-  // An endpoint whose creation failed at once (a peer's process already
-  // gone: over tcp, connect() refused).  UCX 1.13 keeps such an endpoint in
-  // the worker with its creation reference dropped, and ucp_worker_destroy
-  // then aborts the process on an assertion (ucp_ep_delete: refcounts.create
-  // == 1), seen when a rank sent its abort message to a peer that had
-  // already freed its communicator and left.  The worker and its context
-  // are then left to the process's exit rather than destroyed.
-  bool endpointCreateFailed = false;
   int users = 0;  // communicator contexts set up on it (ucxSetup) and not yet freed
   std::vector<UcxState *> states;  // registered: their tokens are accepted
   // Tokens of the communicators freed last: a message carrying one is late,
@@ -300,12 +292,20 @@ void closeEndpoints() {
   g_ucx.endpoints.clear();
 }
 
+// An endpoint whose creation failed at once (a peer's process already
+// gone: over tcp, connect() refused) is remembered with no handle.  UCX 1.13
+// keeps such an endpoint in the worker with its creation reference dropped,
+// and ucp_worker_destroy then aborts the process on an assertion
+// (ucp_ep_delete: refcounts.create == 1), seen when a rank sent its abort
+// message to a peer that had already freed its communicator and left.  The
+// worker and its context are then left to the process's exit.
 void destroyWorker() {
+  const bool createFailed = std::any_of(g_ucx.endpoints.begin(), g_ucx.endpoints.end(),
+                                        [](const SharedEndpoint *e) { return !e->ep; });
   if (g_ucx.worker) closeEndpoints();
-  if (g_ucx.endpointCreateFailed) {
+  if (createFailed) {
     CHORUS_INFO(kSubsysNet, "UCX worker left to the process's exit: an endpoint's creation failed (a peer gone), "
                             "after which UCX's worker destruction would abort");
-    g_ucx.endpointCreateFailed = false;
   } else {
     if (g_ucx.worker) ucp_worker_destroy(g_ucx.worker);
     if (g_ucx.ucp) ucp_cleanup(g_ucx.ucp);
@@ -408,10 +408,7 @@ ucp_ep_h ucxPeerEndpoint(const void *address, size_t length, ucs_status_t *statu
   params.err_handler.cb = onEndpointError;
   params.err_handler.arg = shared;
   shared->failed = ucp_ep_create(g_ucx.worker, &params, &shared->ep);
-  if (shared->failed != UCS_OK) {
-    shared->ep = nullptr;
-    g_ucx.endpointCreateFailed = true;
-  }
+  if (shared->failed != UCS_OK) shared->ep = nullptr;
   g_ucx.endpoints.push_back(shared);  // (a failure is remembered: the next communicator is told at once)
   *status = shared->failed;
   return shared->ep;
