@@ -1,5 +1,6 @@
 #include <strings.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -78,6 +79,30 @@ size_t directMaxBytes(Coll coll, int nranks) {
 // every size), to 64 KiB (measurements above).
 constexpr size_t kTreeMaxBytes = 64 * 1024;
 constexpr int kTreeMinRanks = 8;
+// Those crossovers were all measured with ranks sharing the 2 cores, where
+// a hop waits for its receiver to be scheduled.  On a node with a core for
+// each rank, chorus_sim (2-socket preset, 8 to 64 ranks; perf/RESULTS.md,
+// "Planner choices at scale") puts recursive doubling (log2(n) exchanges of
+// the whole vector) ahead of the one-shot and the tree (2 log2(n) hops) at
+// latency-bound sizes with a power-of-two count (at 4 ranks from 1 KiB,
+// the one-shot's 3 copies winning below), to 8 KiB up to 8 ranks, 1
+// KiB a rank to 16 KiB, 512 B a rank beyond (64 ranks, 8 B: 4.8 us against
+// the tree's 11.1; 32 KiB: 54 against 120); elsewhere the one-shot while
+// the n blocks stay within 32 KiB (12 ranks, 4 KiB: 12.4 against publish's
+// 13.9), or beyond its 16 ranks the tree to 192 B a rank (48 ranks, 8 KiB:
+// 40 against 48; 16 KiB: 63 against 51); then ring + publish (8 ranks, 32
+// KiB: 17 against the tree's 54).  Broadcast and allgather take publish
+// (one write of each slice where the one-shot's core makes n - 1 copies;
+// 8 ranks, 8 B: 0.8 us against 1.7; 64 KiB: 14 against 49), and from 16
+// ranks (allgather 32) the reduce-scatter and allgather take recursive
+// halving and doubling while their blocks fit a small slot (64 ranks, 8
+// B: 4.9 us against the ring's 50).  A reduce takes the one-shot to 256 KiB
+// (8 ranks, 128 KiB: 125 us against the chain's 212).  Setting CHORUS_DIRECT_MAX_BYTES or
+// CHORUS_TREE_MAX_BYTES restores the measured rules.  Unmeasured: this
+// machine has 2 cores.
+constexpr size_t kOwnCoresDoublingSmallBytes = 8 * 1024, kOwnCoresDoublingBytesPerRank = 1024;
+constexpr size_t kOwnCoresDirectBytes = 32 * 1024, kOwnCoresTreeBytesPerRank = 192;
+constexpr size_t kOwnCoresReduceDirectBytes = 256 * 1024;
 // The element size the plan assumes where it matters and is not known (the
 // plan is per byte count): a double's, the widest of the common types.
 constexpr double kPlannedElementBytes = 8;
@@ -121,6 +146,11 @@ Forced forcedAlgo() {
   if (!strcasecmp(algo, "pairwise")) return Forced::Pairwise;
   if (!strcasecmp(algo, "single_copy")) return Forced::SingleCopy;
   return Forced::None;
+}
+// CHORUS_ALGO, read once for both engines' plans.
+Forced forcedSetting() {
+  static const Forced forced = forcedAlgo();
+  return forced;
 }
 
 // ---- Several nodes: a cost model over link classes ----
@@ -260,7 +290,9 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
 
 namespace {
 
-Plan planForHost(Coll coll, size_t bytes, const PlanShape &shape) {
+// cpuRanks: the host engine's plan, whose ranks' cores do the copies (the
+// kernels' take the measured rules, then planForKernels).
+Plan planForHost(Coll coll, size_t bytes, const PlanShape &shape, bool cpuRanks) {
   const int nranks = shape.nranks;
   const bool severalNodes = shape.nnodes > 1;
   if (nranks == 1) return {Algo::Local, "a single rank"};
@@ -268,7 +300,7 @@ Plan planForHost(Coll coll, size_t bytes, const PlanShape &shape) {
   // the *_MAX_BYTES crossovers) are ParamScope::Agreed: a communicator's
   // set-up fails unless every rank has the same values, so every rank plans
   // alike (comm/settings_agree.h).
-  static const Forced forced = forcedAlgo();
+  const Forced forced = forcedSetting();
   if (coll == Coll::Alltoall) {
     const bool singleCopy = shape.singleCopy && nranks <= kMaxSingleCopyRanks;
     if (forced == Forced::SingleCopy && singleCopy) return {Algo::SingleCopy, "CHORUS_ALGO=single_copy"};
@@ -325,10 +357,36 @@ Plan planForHost(Coll coll, size_t bytes, const PlanShape &shape) {
     return {best, describeChoice(best, bestUs, costs, candidates, kCandidates)};
   }
 
+  // More than 2 ranks on a node with a core for each (the crossovers above
+  // were measured with them sharing 2 cores): chorus_sim's rules first.
+  const bool ownCores = cpuRanks && shape.cpuShare <= 1.0;
+  const bool limitsSet = paramInt(ParamId::DirectMaxBytes) >= 0 || paramInt(ParamId::TreeMaxBytes) >= 0;
+  if (ownCores && !limitsSet) {
+    const size_t n = size_t(nranks), allBlocks = bytes * n;
+    if (coll == Coll::Allreduce && nranks >= 4 && isPowerOfTwo(nranks) && (nranks > 4 || bytes > 1024) &&
+        bytes <= std::min(std::max(kOwnCoresDoublingSmallBytes, kOwnCoresDoublingBytesPerRank * n),
+                          std::max(2 * kOwnCoresDoublingSmallBytes, kOwnCoresDoublingBytesPerRank / 2 * n)))
+      return {Algo::RecursiveDoubling, "a core per rank, latency-bound size: log2(n) exchanges"};
+    const int halvingMinRanks = coll == Coll::Allgather ? 32 : 16;
+    if ((coll == Coll::Allgather || coll == Coll::ReduceScatter) && nranks >= halvingMinRanks &&
+        isPowerOfTwo(nranks) && allBlocks <= kSmallFifoSlotBytes)
+      return {Algo::RecursiveDoubling, "a core per rank, many ranks: log2(n) exchanges of growing blocks"};
+    if (coll == Coll::Reduce && nranks > 2 && directFits(nranks) && bytes <= kOwnCoresReduceDirectBytes)
+      return {Algo::Direct, "a core per rank: the root folds every peer's vector as it comes"};
+    if ((coll == Coll::Bcast || coll == Coll::Allgather) && hasPublish && nranks >= kPublishMinRanks)
+      return {Algo::Publish, "a core per rank: each slice written once, read by every rank at once"};
+    if (coll == Coll::Allreduce && nranks > 2) {
+      if (directFits(nranks) && allBlocks <= kOwnCoresDirectBytes)
+        return {Algo::Direct, "small message: one-shot is fastest"};
+      if (!directFits(nranks) && nranks >= kTreeMinRanks && bytes <= kOwnCoresTreeBytesPerRank * n)
+        return {Algo::Tree, "latency-bound size: tree depth log2(n) beats the ring's n-1 steps"};
+      return {Algo::Publish, "a core per rank: ring + publish beats the one-shot's copies and the tree"};
+    }
+  }
   if (bytes <= directMax && directFits(nranks)) return {Algo::Direct, "small message: one-shot is fastest"};
   if (coll == Coll::Allreduce && nranks == 2)  // (a power of two: recursive doubling applies)
     return {Algo::RecursiveDoubling, "2 ranks: one exchange of the whole vector and a fold beat the ring's two half steps"};
-  if (coll == Coll::Allreduce && nranks >= kTreeMinRanks && bytes <= treeMax)
+  if (coll == Coll::Allreduce && nranks >= kTreeMinRanks && bytes <= treeMax && (!ownCores || limitsSet))
     return {Algo::Tree, "latency-bound size: tree depth log2(n) beats the ring's n-1 steps"};
   if (hasPublish && nranks >= kPublishMinRanks)
     return {Algo::Publish, "large message: each finished slice written once, read by every rank"};
@@ -339,8 +397,10 @@ Plan planForHost(Coll coll, size_t bytes, const PlanShape &shape) {
 // (recursive doubling, publish, single copy, the trees of broadcast and
 // reduce, the hierarchy): the ring, the chain for the rooted ones.
 //
-// Except the one-shot allreduce, which the kernels keep further than the
-// host does: a GPU's one-shot takes (n - 1) vectors through its NVLink port
+// Except the one-shots, which the kernels keep further than the host does
+// (allreduce first, then, the same argument, the others with a one-shot:
+// broadcast, reduce, allgather, reduce-scatter, 8 GPUs at 128 KiB: 4.7-7.3
+// us against the host rules' 12): a GPU's one-shot takes (n - 1) vectors through its NVLink port
 // in one latency, where the ring and tree pay 2(n - 1) or 2 log2(n) kernel
 // hand-offs of about a microsecond.  chorus_sim (8xH100 preset, whose ring
 // matches NCCL's published busbw within 8%) puts the crossover with the
@@ -352,10 +412,10 @@ Plan planForHost(Coll coll, size_t bytes, const PlanShape &shape) {
 constexpr size_t kKernelsDirectFanInBytes = size_t(1) << 20;
 
 Plan planForKernels(Coll coll, size_t bytes, const PlanShape &shape, const Plan &host) {
-  static const Forced forced = forcedAlgo();
+  const Forced forced = forcedSetting();
   const int n = shape.nranks;
-  if (coll == Coll::Allreduce && forced == Forced::None && host.algo != Algo::Local && n >= 2 && directFits(n) &&
-      bytes <= limitFromParam(ParamId::DirectMaxBytes, kKernelsDirectFanInBytes / size_t(n - 1)))
+  if (coll != Coll::Alltoall && coll != Coll::Barrier && forced == Forced::None && host.algo != Algo::Local &&
+      n >= 2 && directFits(n) && bytes <= limitFromParam(ParamId::DirectMaxBytes, kKernelsDirectFanInBytes / size_t(n - 1)))
     return {Algo::Direct, "device buffers: one-shot while (n - 1) x the vector stays under 1 MiB"};
   switch (host.algo) {
     case Algo::Local:
@@ -378,7 +438,7 @@ Plan planForKernels(Coll coll, size_t bytes, const PlanShape &shape, const Plan 
 }  // namespace
 
 Plan planCollective(Coll coll, size_t bytes, const PlanShape &shape, Engine engine) {
-  const Plan host = planForHost(coll, bytes, shape);
+  const Plan host = planForHost(coll, bytes, shape, engine == Engine::Host);
   return engine == Engine::Kernels ? planForKernels(coll, bytes, shape, host) : host;
 }
 

@@ -69,8 +69,9 @@ enum class ParamScope { Local, Agreed };
     "rank (up to 7 ranks with the defaults).")                                                    \
   X(DirectMaxBytes, Size, Agreed, "CHORUS_DIRECT_MAX_BYTES", "auto", "auto or 0..64M",                    \
     "Largest message (bytes per rank) for the one-shot direct algorithms; auto uses the "         \
-    "measured crossover (host memory), or for an allreduce of device buffers on one node "        \
-    "1 MiB / (ranks - 1) (chorus_sim's crossover, halved).")                                      \
+    "measured crossover (host memory; chorus_sim's rules on a node with a core per rank, "        \
+    "which setting this or CHORUS_TREE_MAX_BYTES turns off), or for device buffers on one "      \
+    "node 1 MiB / (ranks - 1) (chorus_sim's crossover, halved).")                                 \
   X(TreeMaxBytes, Size, Agreed, "CHORUS_TREE_MAX_BYTES", "auto", "auto or 0..1G",                         \
     "Largest allreduce message for the double binary tree; larger ones use the ring.")           \
   X(SpinCount, Integer, Local, "CHORUS_SPIN_COUNT", "auto", "auto or 0..100000000",                      \

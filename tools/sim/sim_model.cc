@@ -276,7 +276,9 @@ struct Replay {
   std::vector<double> nicTx, nicRx;              // by node * nics + nic
   // A GPU's NVLink ports, by rank: through NVSwitch its links to every
   // peer share one port's bandwidth each way (a one-shot's fan-in waits on
-  // it); CPU ranks' shared memory is charged per pair, their copies as work.
+  // it).  A CPU rank's core copies into its peers' FIFOs one after the
+  // other (portTx: a one-shot's n - 1 copies do not run at once); what it
+  // copies out or folds is charged as its work.
   std::vector<double> portTx, portRx;
   std::vector<std::vector<double>> published;    // by rank: each slice's publication
   std::vector<std::vector<size_t>> readCount;    // [reader][publisher], built on demand
@@ -290,10 +292,8 @@ struct Replay {
     queued.assign(n, 0);
     nicTx.assign(size_t(l.nodes * m.nicsPerNode), 0);
     nicRx.assign(nicTx.size(), 0);
-    if (m.gpu) {
-      portTx.assign(size_t(l.nranks()), 0);
-      portRx.assign(size_t(l.nranks()), 0);
-    }
+    portTx.assign(size_t(l.nranks()), 0);
+    if (m.gpu) portRx.assign(size_t(l.nranks()), 0);
     published.resize(n);
   }
 
@@ -394,20 +394,19 @@ struct Replay {
     const double wire = transferUs(bytes, lm);
     ++result.messages;
     double arrival;
-    if (sameNode(from, to) && m.gpu) {
-      double &tx = portTx[size_t(from)], &rx = portRx[size_t(to)];
-      const double begin = std::max(depart, tx);
-      tx = begin + wire;
-      arrival = std::max(begin + wire + lm.latencyUs, rx + wire);
-      rx = arrival;
-    } else if (sameNode(from, to)) {
-      const double begin = std::max(depart, out.busyUntil);
-      out.busyUntil = begin + wire;
+    if (sameNode(from, to) && !m.gpu) {
+      const double begin = std::max({depart, out.busyUntil, portTx[size_t(from)]});
+      out.busyUntil = portTx[size_t(from)] = begin + wire;
       arrival = begin + wire + lm.latencyUs;
     } else {
-      ++result.netMessages;
-      result.netBytes += bytes;
-      double &tx = nicTx[size_t(nicOf(from))], &rx = nicRx[size_t(nicOf(to))];
+      // Through a port each way: a NIC, or a GPU's NVLink port in its node.
+      const bool net = !sameNode(from, to);
+      if (net) {
+        ++result.netMessages;
+        result.netBytes += bytes;
+      }
+      double &tx = net ? nicTx[size_t(nicOf(from))] : portTx[size_t(from)];
+      double &rx = net ? nicRx[size_t(nicOf(to))] : portRx[size_t(to)];
       const double begin = std::max(depart, tx);
       tx = begin + wire;
       arrival = std::max(begin + wire + lm.latencyUs + hopUs(from, to), rx + wire);
