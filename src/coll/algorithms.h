@@ -18,6 +18,9 @@ struct PlanShape {
   int maxNodeRanks = 1;     // ranks on the most populated node
   bool equalNodes = false;  // several nodes, all of maxNodeRanks > 1 ranks (the hierarchical allreduce)
   int nodeTreeDepth = -1;   // network hops of the node tree (nodeTreeDepthOf); -1: computed per call
+  // Recursive doubling's rounds (partner rank ^ 2^k) in which some rank's
+  // partner is on another node (doublingNetRoundsOf); -1: all of them.
+  int doublingNetRounds = -1;
   // Ranks per core on the most crowded machine (at least 1), the same on
   // every rank: each message's CPU cost grows with it (tuner.cc).
   double cpuShare = 1.0;
@@ -49,6 +52,9 @@ inline Plan planCollective(Coll coll, size_t bytes, int nranks) {
 // Network hops from the root to the deepest node of the node tree over
 // `nnodes` nodes (patterns.h), for PlanShape::nodeTreeDepth.
 int nodeTreeDepthOf(int nnodes);
+// For PlanShape::doublingNetRounds: nodeOf[r] is rank r's node; -1 unless
+// nranks is a power of two.
+int doublingNetRoundsOf(const int *nodeOf, int nranks);
 
 // The cost model's estimate, in microseconds, of `algo` for `coll` on
 // `shape` (several nodes); a negative value when the algorithm does not

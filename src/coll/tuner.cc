@@ -204,6 +204,22 @@ int treeDepthOver(int nnodes) {
 
 constexpr double kNotApplicable = -1.0;
 
+// log2(n) rounds of `bytes` each way.  With ranks placed node by node the
+// first rounds pair ranks of one node (partner rank ^ 2^k), which pay
+// shared memory's price, not the network's: chorus_sim, 2 nodes of 8 ranks
+// with a core each, 8 B: 6.4 us against the 19.5 of the tree the planner
+// took when every round was charged as a network one (perf/RESULTS.md).
+// Where ranks share cores the network's constants were fitted to whole
+// rounds on played nodes (2x2: 18 us measured, two rounds), so there every
+// round still is one.
+double doublingRoundsUs(const PlanShape &shape, double bytes) {
+  const double rounds = log2(double(shape.nranks));
+  const LinkClass &cross = shape.nnodes > 1 ? kNetLink : kShmLink;
+  const bool split = shape.nnodes > 1 && shape.cpuShare <= 1.0 && shape.doublingNetRounds >= 0;
+  const double netRounds = split ? shape.doublingNetRounds : rounds;
+  return (rounds - netRounds) * hopUs(kShmLink, bytes, shape.cpuShare) + netRounds * hopUs(cross, bytes, shape.cpuShare);
+}
+
 const char *describeChoice(Algo best, double bestUs, const double *costs, const Algo *algos, int n) {
   thread_local char text[160];
   int len = snprintf(text, sizeof text, "cost model: %s %.1f us", algoName(best), bestUs);
@@ -216,6 +232,17 @@ const char *describeChoice(Algo best, double bestUs, const double *costs, const 
 }  // namespace
 
 int nodeTreeDepthOf(int nnodes) { return treeDepthOver(nnodes); }
+
+int doublingNetRoundsOf(const int *nodeOf, int nranks) {
+  if (nranks < 2 || !isPowerOfTwo(nranks)) return -1;
+  int rounds = 0;
+  for (int span = 1; span < nranks; span <<= 1) {
+    bool crosses = false;
+    for (int r = 0; r < nranks && !crosses; ++r) crosses = nodeOf[r] != nodeOf[r ^ span];
+    rounds += crosses;
+  }
+  return rounds;
+}
 
 double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape) {
   const double bytes = double(bytesArg), n = shape.nranks, nodes = shape.nnodes, m = shape.maxNodeRanks;
@@ -233,7 +260,7 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
     case Algo::RecursiveDoubling:  // log2(n) rounds, each one message each way
       // (At 2 ranks it is the one-shot's exchange: the one-shot stands.)
       if (shape.nranks < 4 || !isPowerOfTwo(shape.nranks)) return kNotApplicable;
-      if (coll == Coll::Allreduce) return log2(n) * hopUs(cross, 2 * bytes, shape.cpuShare);  // the whole vector
+      if (coll == Coll::Allreduce) return doublingRoundsUs(shape, 2 * bytes);  // the whole vector
       // Allgather and reduce-scatter (recursive halving): 1, 2, 4... blocks
       // per round, n - 1 sent and n - 1 received in all, as the one-shot,
       // unsliced: only while all n blocks fit the smallest slice (else the
@@ -242,7 +269,7 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // one-shot, first, stays.
       if ((coll != Coll::Allgather && coll != Coll::ReduceScatter) || n * bytes > double(kSmallFifoSlotBytes))
         return kNotApplicable;
-      return log2(n) * hopUs(cross, 0, shape.cpuShare) + 2 * (n - 1) * bytes / cross.bytesPerUs;
+      return doublingRoundsUs(shape, 0) + 2 * (n - 1) * bytes / cross.bytesPerUs;
     case Algo::Ring:  // 2(n-1) steps of a 1/n block, each as slow as the network hop
       if (coll == Coll::Allreduce) return 2 * (n - 1) * hopUs(cross, bytes / n, shape.cpuShare);
       if (coll == Coll::Allgather || coll == Coll::ReduceScatter) return (n - 1) * hopUs(cross, bytes, shape.cpuShare);

@@ -260,6 +260,7 @@ void assignNodes(Context &ctx, const std::vector<uint64_t> &hosts, const std::ve
     ctx.planShape.maxNodeRanks = std::max(ctx.planShape.maxNodeRanks, int(n.size()));
   ctx.planShape.equalNodes = equal;
   ctx.planShape.nodeTreeDepth = nodeTreeDepthOf(ctx.nnodes);
+  ctx.planShape.doublingNetRounds = doublingNetRoundsOf(ctx.nodeOf.data(), ctx.nranks);
   ctx.localPrev.clear();
   ctx.crossPrev.clear();
   if (equal) {

@@ -103,6 +103,9 @@ PlanShape planShapeOf(const Machine &, const Layout &l) {
   shape.maxNodeRanks = l.ranksPerNode;
   shape.equalNodes = l.nodes > 1 && l.ranksPerNode > 1;
   shape.nodeTreeDepth = nodeTreeDepthOf(l.nodes);
+  std::vector<int> nodeOf(size_t(l.nranks()));
+  for (int r = 0; r < l.nranks(); ++r) nodeOf[size_t(r)] = l.nodeOf(r);
+  shape.doublingNetRounds = doublingNetRoundsOf(nodeOf.data(), l.nranks());
   shape.cpuShare = 1.0;  // a core (or a GPU) per rank
   shape.singleCopy = false;  // cross-memory attach is a runtime permission (ptrace scope): not assumed
   return shape;
