@@ -209,15 +209,21 @@ constexpr double kNotApplicable = -1.0;
 // shared memory's price, not the network's: chorus_sim, 2 nodes of 8 ranks
 // with a core each, 8 B: 6.4 us against the 19.5 of the tree the planner
 // took when every round was charged as a network one (perf/RESULTS.md).
-// Where ranks share cores the network's constants were fitted to whole
-// rounds on played nodes (2x2: 18 us measured, two rounds), so there every
-// round still is one.
+// In a network round every rank of a node sends at once, through NICs
+// whose count the plan does not know: charged as one connection shared by
+// the node's ranks (a CPU node's one or two NICs; chorus_sim, 16 nodes of
+// 64 ranks, 32 KiB: recursive doubling 725 us against the hierarchy's 235,
+// which a connection per rank had reversed).  Where ranks share cores the
+// network's constants were fitted to whole rounds on played nodes (2x2: 18
+// us measured, two rounds), so there every round still is one, as before.
 double doublingRoundsUs(const PlanShape &shape, double bytes) {
   const double rounds = log2(double(shape.nranks));
   const LinkClass &cross = shape.nnodes > 1 ? kNetLink : kShmLink;
-  const bool split = shape.nnodes > 1 && shape.cpuShare <= 1.0 && shape.doublingNetRounds >= 0;
-  const double netRounds = split ? shape.doublingNetRounds : rounds;
-  return (rounds - netRounds) * hopUs(kShmLink, bytes, shape.cpuShare) + netRounds * hopUs(cross, bytes, shape.cpuShare);
+  if (shape.nnodes < 2 || shape.cpuShare > 1.0 || shape.doublingNetRounds < 0)
+    return rounds * hopUs(cross, bytes, shape.cpuShare);
+  const double netRounds = shape.doublingNetRounds;
+  return (rounds - netRounds) * hopUs(kShmLink, bytes, shape.cpuShare) +
+         netRounds * hopUs(kNetLink, bytes * shape.maxNodeRanks, shape.cpuShare);
 }
 
 const char *describeChoice(Algo best, double bestUs, const double *costs, const Algo *algos, int n) {
