@@ -77,6 +77,12 @@ std::vector<Machine> makePresets() {
   here.intra = {0.25, 20, 0.05};
   here.reduceGbPerS = 25;
   here.copyGbPerS = 20;
+  // Its 2 cores, shared by the ranks of every played node; the wait for a
+  // crowded receiver is the planner's measured one (tuner.cc, kShmLink's
+  // crowdedUs: 2 nodes x 2 ranks, 4 KiB, 46 us for the hierarchy's four
+  // hops against 18 for recursive doubling's two).
+  here.machineCores = 2;
+  here.crowdedUs = 15;
   p.push_back(here);
   return p;
 }
@@ -96,7 +102,7 @@ const Machine *findPreset(const std::string &name) {
 
 // ---- the planner's view ------------------------------------------------------------
 
-PlanShape planShapeOf(const Machine &, const Layout &l) {
+PlanShape planShapeOf(const Machine &m, const Layout &l) {
   PlanShape shape;
   shape.nranks = l.nranks();
   shape.nnodes = l.nodes;
@@ -106,7 +112,7 @@ PlanShape planShapeOf(const Machine &, const Layout &l) {
   std::vector<int> nodeOf(size_t(l.nranks()));
   for (int r = 0; r < l.nranks(); ++r) nodeOf[size_t(r)] = l.nodeOf(r);
   shape.doublingNetRounds = doublingNetRoundsOf(nodeOf.data(), l.nranks());
-  shape.cpuShare = 1.0;  // a core (or a GPU) per rank
+  shape.cpuShare = m.cpuShareOf(l.nranks());  // as comm/context.cc: ranks on the machine per core
   shape.singleCopy = false;  // cross-memory attach is a runtime permission (ptrace scope): not assumed
   return shape;
 }
@@ -286,9 +292,10 @@ struct Replay {
   std::vector<std::vector<double>> published;    // by rank: each slice's publication
   std::vector<std::vector<size_t>> readCount;    // [reader][publisher], built on demand
   SimResult result;
+  const double cpuShare;  // ranks per core of a played machine (Machine::machineCores), else 1
 
   Replay(const Machine &machine, const Layout &layout, const Schedules &schedules)
-      : m(machine), l(layout), s(schedules) {
+      : m(machine), l(layout), s(schedules), cpuShare(machine.cpuShareOf(layout.nranks())) {
     const size_t n = size_t(l.nranks());
     clock.assign(n, 0);
     next.assign(n, 0);
@@ -351,15 +358,15 @@ struct Replay {
     double end = start;
     switch (op.kind) {
       case SimOp::Publish:
-        end = start + transferUs(op.bytes, m.intra) + m.intra.perMessageUs;
+        end = start + (transferUs(op.bytes, m.intra) + m.intra.perMessageUs) * cpuShare;
         published[size_t(r)].push_back(end);
         break;
       case SimOp::ReadPublished:
         ++readCount[size_t(r)][size_t(op.peer)];
-        end = start + transferUs(op.bytes, m.intra) + m.intra.perMessageUs;
+        end = start + (transferUs(op.bytes, m.intra) + m.intra.perMessageUs) * cpuShare;
         break;
       case SimOp::ReadPeer:
-        end = start + m.intra.latencyUs + transferUs(op.bytes, m.intra);
+        end = start + m.intra.latencyUs + transferUs(op.bytes, m.intra) * cpuShare;
         break;
       case SimOp::Step: {
         const int32_t *peers = &s.ranks[size_t(r)].peers[op.peerAt];
@@ -368,9 +375,9 @@ struct Replay {
         // What the receiver does with the slices: folds them into its own,
         // or copies them out of the FIFO (a pure send's copy into the
         // FIFO is the link's transfer).
-        const double messageWork = work;
+        const double messageWork = work * cpuShare;
         if (op.nrecv) work += double(op.bytes) * op.nrecv / ((op.reduce ? m.reduceGbPerS : m.copyGbPerS) * 1e3);
-        end = start + work;
+        end = start + work * cpuShare;
         for (int i = 0; i < op.nsend; ++i) {
           // A kernel folds as it stores into the next rank's slot (one
           // pass, reduce_copy.cuh), so its send streams beside the fold and
@@ -415,7 +422,7 @@ struct Replay {
       arrival = std::max(begin + wire + lm.latencyUs + hopUs(from, to), rx + wire);
       rx = arrival;
     }
-    out.arrive.push_back(arrival);
+    out.arrive.push_back(arrival + m.crowdedUs * (cpuShare - 1));
   }
 
   void run() {

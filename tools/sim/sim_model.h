@@ -48,6 +48,15 @@ struct Machine {
   size_t allPeerSliceBytes = 256 << 10;  // the all-peer algorithms' slice
   bool gpu = false;           // ranks are GPUs: device buffers (the kernels' plans on one node)
   bool sharedMemory = true;   // ranks of a node can publish and read each other's memory (CPU ranks)
+  // Played nodes: every rank of every node on one machine of this many
+  // cores (0: a core per rank).  Beyond a rank per core each rank's work
+  // stretches by the share, and each message waits crowdedUs for each rank
+  // per core beyond one for its receiver to be scheduled.
+  int machineCores = 0;
+  double crowdedUs = 0;
+  double cpuShareOf(int nranks) const {
+    return machineCores > 0 && nranks > machineCores ? double(nranks) / machineCores : 1.0;
+  }
 };
 
 // The named presets (chorus_sim --list-presets).
