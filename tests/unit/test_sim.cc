@@ -107,6 +107,31 @@ BOOST_AUTO_TEST_CASE(a_lone_message_takes_its_link_time) {
   BOOST_TEST(r.netBytes == bytes);
 }
 
+// Played nodes share one machine's cores: the same lone message on 2
+// nodes of 2 ranks (4 ranks on 2 cores) stretches its work by 2 and waits
+// crowdedUs once for the crowded receiver; the planner sees the crowding.
+BOOST_AUTO_TEST_CASE(ranks_sharing_cores_wait) {
+  Machine m = twoLevelMachine(1);
+  m.machineCores = 2;
+  m.crowdedUs = 15;
+  Layout l;
+  l.nodes = 2;
+  l.ranksPerNode = 1;
+  const size_t bytes = 32 << 10;
+  const SimResult alone = simulate(m, l, recordCollective(m, l, Coll::Bcast, Algo::Chain, bytes, 1));
+  BOOST_REQUIRE(alone.ok);
+  BOOST_TEST(planShapeOf(m, l).cpuShare == 1.0);
+  l.nodes = 4;  // the root's message to rank 1 is the first of a chain of 3
+  const SimResult crowded = simulate(m, l, recordCollective(m, l, Coll::Bcast, Algo::Chain, bytes, 1));
+  BOOST_REQUIRE(crowded.ok);
+  BOOST_TEST(planShapeOf(m, l).cpuShare == 2.0);
+  const double work = 2 * m.net.perMessageUs + double(bytes) / (m.copyGbPerS * 1e3);
+  const double hop = double(bytes) / (m.net.gbPerS * 1e3) + m.net.latencyUs;
+  // Each of the 3 hops: its ends' work twice over, the wire, the wait.
+  BOOST_TEST(crowded.timeUs >= 3 * (2 * work + hop + m.crowdedUs) - 1e-9);
+  BOOST_TEST(alone.timeUs == work + hop, boost::test_tools::tolerance(1e-9));
+}
+
 BOOST_AUTO_TEST_CASE(every_candidate_replays_to_the_end) {
   const Coll colls[] = {Coll::Allreduce, Coll::Reduce,   Coll::Bcast,  Coll::Allgather,
                         Coll::ReduceScatter, Coll::Alltoall, Coll::Barrier};
