@@ -52,6 +52,10 @@ inline Plan planCollective(Coll coll, size_t bytes, int nranks) {
 // Network hops from the root to the deepest node of the node tree over
 // `nnodes` nodes (patterns.h), for PlanShape::nodeTreeDepth.
 int nodeTreeDepthOf(int nnodes);
+// What a message waits, for each rank per core beyond one, for its receiver
+// to be scheduled (measured on 2 x 2 played nodes, tuner.cc); chorus_sim's
+// played preset charges the same.
+constexpr double kCrowdedHopUs = 15.0;
 // For PlanShape::doublingNetRounds: nodeOf[r] is rank r's node; -1 unless
 // nranks is a power of two.
 int doublingNetRoundsOf(const int *nodeOf, int nranks);

@@ -82,7 +82,7 @@ constexpr int kTreeMinRanks = 8;
 // Those crossovers were all measured with ranks sharing the 2 cores, where
 // a hop waits for its receiver to be scheduled.  On a node with a core for
 // each rank, chorus_sim (2-socket preset, 8 to 64 ranks; perf/RESULTS.md,
-// "Planner choices at scale") puts recursive doubling (log2(n) exchanges of
+// "Planner choices on a node of own cores, and across CPU nodes") puts recursive doubling (log2(n) exchanges of
 // the whole vector) ahead of the one-shot and the tree (2 log2(n) hops) at
 // latency-bound sizes with a power-of-two count (at 4 ranks from 1 KiB,
 // the one-shot's 3 copies winning below), to 8 KiB up to 8 ranks, 1
@@ -183,7 +183,7 @@ struct LinkClass {
   double crowdedUs;  // added per message for each rank per core beyond one
   double bytesPerUs;
 };
-constexpr LinkClass kShmLink = {"shm", 0.5, 0.0, 15.0, 7000.0};
+constexpr LinkClass kShmLink = {"shm", 0.5, 0.0, kCrowdedHopUs, 7000.0};
 constexpr LinkClass kNetLink = {"net", 2.5, 2.5, 0.0, 3500.0};
 
 double hopUs(const LinkClass &link, double bytes, double cpuShare = 1.0) {
@@ -419,7 +419,7 @@ Plan planForHost(Coll coll, size_t bytes, const PlanShape &shape, bool cpuRanks)
   if (bytes <= directMax && directFits(nranks)) return {Algo::Direct, "small message: one-shot is fastest"};
   if (coll == Coll::Allreduce && nranks == 2)  // (a power of two: recursive doubling applies)
     return {Algo::RecursiveDoubling, "2 ranks: one exchange of the whole vector and a fold beat the ring's two half steps"};
-  if (coll == Coll::Allreduce && nranks >= kTreeMinRanks && bytes <= treeMax && (!ownCores || limitsSet))
+  if (coll == Coll::Allreduce && nranks >= kTreeMinRanks && bytes <= treeMax)
     return {Algo::Tree, "latency-bound size: tree depth log2(n) beats the ring's n-1 steps"};
   if (hasPublish && nranks >= kPublishMinRanks)
     return {Algo::Publish, "large message: each finished slice written once, read by every rank"};

@@ -82,7 +82,7 @@ std::vector<Machine> makePresets() {
   // crowdedUs: 2 nodes x 2 ranks, 4 KiB, 46 us for the hierarchy's four
   // hops against 18 for recursive doubling's two).
   here.machineCores = 2;
-  here.crowdedUs = 15;
+  here.crowdedUs = kCrowdedHopUs;
   p.push_back(here);
   return p;
 }
