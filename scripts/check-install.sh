@@ -61,7 +61,8 @@ done
 
 # (A sanitized shared library names no sanitizer runtime among its needs:
 # GCC links that into programs only.  The build's flags say it.)
-if ldd "$lib" | grep -q 'lib[at]san\|libubsan' || grep -q -- '-fsanitize=' "$build/Makefile"; then
+lib_deps=$(ldd "$lib")  # whole, not cut short by grep -q under pipefail
+if grep -q 'lib[at]san\|libubsan' <<<"$lib_deps" || grep -q -- '-fsanitize=' "$build/Makefile"; then
   finish PASS "installed and resolved (a sanitizer build: the program run is left out)"
 fi
 

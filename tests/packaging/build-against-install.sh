@@ -72,9 +72,12 @@ check_runpath() {
 # libchorus_mpi, libchorus_cudaemu for an emulated libchorus) is where its
 # run path, the prefix, does not point: only then is the loader shown it.
 run2() {
-  local prog=$1 loader_env=(env -u LD_LIBRARY_PATH)
+  local prog=$1 loader_env=(env -u LD_LIBRARY_PATH) deps
   shift
-  if env -u LD_LIBRARY_PATH ldd "$prog" | grep -q 'not found'; then
+  # ldd's whole output first: under pipefail, grep -q leaving early could
+  # kill ldd by SIGPIPE and read as "nothing missing".
+  deps=$(env -u LD_LIBRARY_PATH ldd "$prog")
+  if grep -q 'not found' <<<"$deps"; then
     loader_env=(env LD_LIBRARY_PATH="$libdir")
   fi
   # shellcheck disable=SC2086  # the flags are words
@@ -93,7 +96,8 @@ run2 "$scratch/c_plain" && pass "C, plain mpicc line"
 # pkg-config chorus, which also keeps hwloc's flags for static links.
 flags=$(pkgconf --cflags --libs chorus) || fail "pkg-config chorus (without hwloc.pc/ucx.pc)"
 case " $flags " in *" -L$libdir "*) ;; *) fail "pkg-config chorus gave '$flags', not -L$libdir" ;; esac
-pkgconf --static --libs chorus | grep -q -- -lhwloc || fail "pkg-config --static --libs chorus has no -lhwloc"
+static_libs=$(pkgconf --static --libs chorus)
+grep -q -- -lhwloc <<<"$static_libs" || fail "pkg-config --static --libs chorus has no -lhwloc"
 # shellcheck disable=SC2086
 "$mpicc" "$here/consumer.c" $flags -o "$scratch/c_pc" || fail "C: mpicc with pkg-config chorus ($flags)"
 check_runpath "$scratch/c_pc" libchorus.so.0
