@@ -27,6 +27,13 @@ struct PlanShape {
   // Every rank can read every other's memory (one machine, cross-memory
   // attach allowed: transport/shm/cma.h), the same on every rank.
   bool singleCopy = false;
+  // The network, where the nodes are machines of their own whose NICs the
+  // topology names (comm/context.cc; 0: not known, or nodes played on one
+  // machine, whose loopback the cost model's measured constants describe):
+  // one connection's bandwidth and a node's over all its NICs, in bytes
+  // per microsecond, the slowest node's.
+  double netLinkBytesPerUs = 0;
+  double nodeNetBytesPerUs = 0;
 };
 
 // Pick the algorithm for `bytes` (the whole vector for allreduce, reduce and
@@ -56,6 +63,11 @@ int nodeTreeDepthOf(int nnodes);
 // to be scheduled (measured on 2 x 2 played nodes, tuner.cc); chorus_sim's
 // played preset charges the same.
 constexpr double kCrowdedHopUs = 15.0;
+// What one connection of UCX over tcp moved here (every rank its own played
+// node, 16 MiB broadcast at 2 ranks: perf/RESULTS.md): the cost model's
+// network bandwidth where the NIC's is not known, and its cap on a
+// connection through a NIC without RDMA (comm/context.cc).
+constexpr double kTcpConnectionBytesPerUs = 3500.0;
 // For PlanShape::doublingNetRounds: nodeOf[r] is rank r's node; -1 unless
 // nranks is a power of two.
 int doublingNetRoundsOf(const int *nodeOf, int nranks);

@@ -184,7 +184,15 @@ struct LinkClass {
   double bytesPerUs;
 };
 constexpr LinkClass kShmLink = {"shm", 0.5, 0.0, kCrowdedHopUs, 7000.0};
-constexpr LinkClass kNetLink = {"net", 2.5, 2.5, 0.0, 3500.0};
+constexpr LinkClass kNetLink = {"net", 2.5, 2.5, 0.0, kTcpConnectionBytesPerUs};
+
+// The network of this shape: the measured one, unless the nodes' NICs say
+// what a connection carries (PlanShape::netLinkBytesPerUs).
+LinkClass netLinkOf(const PlanShape &shape) {
+  LinkClass net = kNetLink;
+  if (shape.netLinkBytesPerUs > 0) net.bytesPerUs = shape.netLinkBytesPerUs;
+  return net;
+}
 
 double hopUs(const LinkClass &link, double bytes, double cpuShare = 1.0) {
   return link.latencyUs + link.messageUs * cpuShare + link.crowdedUs * (cpuShare - 1) + bytes / link.bytesPerUs;
@@ -216,14 +224,19 @@ constexpr double kNotApplicable = -1.0;
 // which a connection per rank had reversed).  Where ranks share cores the
 // network's constants were fitted to whole rounds on played nodes (2x2: 18
 // us measured, two rounds), so there every round still is one, as before.
+// Where the nodes' NICs are known, the node's ranks share all of them
+// (PlanShape::nodeNetBytesPerUs), each at most at a connection's rate.
 double doublingRoundsUs(const PlanShape &shape, double bytes) {
   const double rounds = log2(double(shape.nranks));
-  const LinkClass &cross = shape.nnodes > 1 ? kNetLink : kShmLink;
+  const LinkClass net = netLinkOf(shape);
+  const LinkClass &cross = shape.nnodes > 1 ? net : kShmLink;
   if (shape.nnodes < 2 || shape.cpuShare > 1.0 || shape.doublingNetRounds < 0)
     return rounds * hopUs(cross, bytes, shape.cpuShare);
   const double netRounds = shape.doublingNetRounds;
-  return (rounds - netRounds) * hopUs(kShmLink, bytes, shape.cpuShare) +
-         netRounds * hopUs(kNetLink, bytes * shape.maxNodeRanks, shape.cpuShare);
+  LinkClass shared = net;
+  if (shape.nodeNetBytesPerUs > 0) shared.bytesPerUs = std::min(shape.nodeNetBytesPerUs / shape.maxNodeRanks, net.bytesPerUs);
+  else shared.bytesPerUs = net.bytesPerUs / shape.maxNodeRanks;
+  return (rounds - netRounds) * hopUs(kShmLink, bytes, shape.cpuShare) + netRounds * hopUs(shared, bytes, shape.cpuShare);
 }
 
 const char *describeChoice(Algo best, double bestUs, const double *costs, const Algo *algos, int n) {
@@ -252,7 +265,8 @@ int doublingNetRoundsOf(const int *nodeOf, int nranks) {
 
 double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape) {
   const double bytes = double(bytesArg), n = shape.nranks, nodes = shape.nnodes, m = shape.maxNodeRanks;
-  const LinkClass &cross = shape.nnodes > 1 ? kNetLink : kShmLink;
+  const LinkClass net = netLinkOf(shape);
+  const LinkClass &cross = shape.nnodes > 1 ? net : kShmLink;
   const double slot = double(paramInt(ParamId::ShmSlotSize));
   const double shmHops = m - 1;
   const double netHops = shape.nodeTreeDepth >= 0 ? shape.nodeTreeDepth : treeDepthOver(shape.nnodes);
@@ -261,8 +275,17 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
     case Algo::Direct:  // one message to (or from) every peer: one latency, but
       // the rank writes every peer's copy and then copies every peer's out,
       // one after the other, where a ring step sends and receives at once.
+      // Across nodes whose NICs are known, the node's ranks also queue
+      // their vectors for every remote rank through those NICs (chorus_sim,
+      // 2 nodes of 8 ranks with a core each, 8 KiB allgather: 62 us against
+      // the ring's 43, which the copies alone had reversed).
       if (!directFits(shape.nranks)) return kNotApplicable;
-      return cross.latencyUs + (n - 1) * cross.messageUs * shape.cpuShare + 2 * (n - 1) * bytes / cross.bytesPerUs;
+      {
+        const double nicQueueUs = shape.nnodes > 1 && shape.nodeNetBytesPerUs > 0
+                                      ? m * (n - m) * bytes / shape.nodeNetBytesPerUs : 0.0;
+        return cross.latencyUs + (n - 1) * cross.messageUs * shape.cpuShare + 2 * (n - 1) * bytes / cross.bytesPerUs +
+               nicQueueUs;
+      }
     case Algo::RecursiveDoubling:  // log2(n) rounds, each one message each way
       // (At 2 ranks it is the one-shot's exchange: the one-shot stands.)
       if (shape.nranks < 4 || !isPowerOfTwo(shape.nranks)) return kNotApplicable;
@@ -298,12 +321,19 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       if (shape.nnodes < 2 || !(rooted || coll == Coll::Allreduce)) return kNotApplicable;
       const double carried = coll == Coll::Allreduce ? bytes / 2 : bytes;  // each tree takes a half
       const double slice = carried < slot ? carried : slot;
-      const double fill = netHops * hopUs(kNetLink, slice, shape.cpuShare) + shmHops * hopUs(kShmLink, slice, shape.cpuShare);
+      // A head sends each slice to its two child nodes in turn; where the
+      // NICs are known (their bandwidth, not the measured loopback's) that
+      // second copy is what decides (chorus_sim, 4 CPU nodes, 128 KiB: the
+      // tree 161 us against the ring's 62, which one copy a hop reversed).
+      const double fanOut = shape.netLinkBytesPerUs > 0 ? 2.0 : 1.0;
+      const double fill = netHops * hopUs(net, fanOut * slice, shape.cpuShare) + shmHops * hopUs(kShmLink, slice, shape.cpuShare);
       // Streaming, a head sends each slice to two nodes; an allreduce's
       // tree also turns every slice around at the root, which the ring
       // never waits for: measured 1.5x the ring's time at 2 ranks, 16 MiB
       // (8.3 ms against 5.6, every rank its own node).
-      const double stream = (coll == Coll::Allreduce ? 3 : 2) * (carried - slice) / kNetLink.bytesPerUs;
+      // Every slice also runs the node's chain: the stream is as slow as
+      // the slower of the network and shared memory.
+      const double stream = (coll == Coll::Allreduce ? 3 : 2) * (carried - slice) / std::min(net.bytesPerUs, kShmLink.bytesPerUs);
       return (coll == Coll::Allreduce ? 2 : 1) * fill + stream;
     }
     case Algo::Hierarchical:  // rings in the node around a ring among the nodes
@@ -315,7 +345,7 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // chorus_sim found it: 2 nodes x 8 ranks, 8 bytes, 53 us by the
       // hierarchy's flat ring against 28 by the tree (perf/RESULTS.md).
       if (bytes < kPlannedElementBytes * m) return modelCostUs(coll, Algo::Ring, bytesArg, shape);
-      return 2 * shmHops * hopUs(kShmLink, bytes / m, shape.cpuShare) + 2 * (nodes - 1) * hopUs(kNetLink, bytes / (m * nodes), shape.cpuShare);
+      return 2 * shmHops * hopUs(kShmLink, bytes / m, shape.cpuShare) + 2 * (nodes - 1) * hopUs(net, bytes / (m * nodes), shape.cpuShare);
     default:
       return kNotApplicable;
   }
@@ -323,8 +353,13 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
 
 namespace {
 
+// Reasons the own-cores rules and the measured ones share.
+constexpr const char *kOneShotReason = "small message: one-shot is fastest";
+constexpr const char *kTreeReason = "latency-bound size: tree depth log2(n) beats the ring's n-1 steps";
+
 // cpuRanks: the host engine's plan, whose ranks' cores do the copies (the
 // kernels' take the measured rules, then planForKernels).
+
 Plan planForHost(Coll coll, size_t bytes, const PlanShape &shape, bool cpuRanks) {
   const int nranks = shape.nranks;
   const bool severalNodes = shape.nnodes > 1;
@@ -410,17 +445,17 @@ Plan planForHost(Coll coll, size_t bytes, const PlanShape &shape, bool cpuRanks)
       return {Algo::Publish, "a core per rank: each slice written once, read by every rank at once"};
     if (coll == Coll::Allreduce && nranks > 2) {
       if (directFits(nranks) && allBlocks <= kOwnCoresDirectBytes)
-        return {Algo::Direct, "small message: one-shot is fastest"};
+        return {Algo::Direct, kOneShotReason};
       if (!directFits(nranks) && nranks >= kTreeMinRanks && bytes <= kOwnCoresTreeBytesPerRank * n)
-        return {Algo::Tree, "latency-bound size: tree depth log2(n) beats the ring's n-1 steps"};
+        return {Algo::Tree, kTreeReason};
       return {Algo::Publish, "a core per rank: ring + publish beats the one-shot's copies and the tree"};
     }
   }
-  if (bytes <= directMax && directFits(nranks)) return {Algo::Direct, "small message: one-shot is fastest"};
+  if (bytes <= directMax && directFits(nranks)) return {Algo::Direct, kOneShotReason};
   if (coll == Coll::Allreduce && nranks == 2)  // (a power of two: recursive doubling applies)
     return {Algo::RecursiveDoubling, "2 ranks: one exchange of the whole vector and a fold beat the ring's two half steps"};
   if (coll == Coll::Allreduce && nranks >= kTreeMinRanks && bytes <= treeMax)
-    return {Algo::Tree, "latency-bound size: tree depth log2(n) beats the ring's n-1 steps"};
+    return {Algo::Tree, kTreeReason};
   if (hasPublish && nranks >= kPublishMinRanks)
     return {Algo::Publish, "large message: each finished slice written once, read by every rank"};
   return {ringLike, "bandwidth-bound size: pipelined ring"};

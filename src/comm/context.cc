@@ -186,6 +186,24 @@ uint64_t fnv1a(const char *text, uint64_t h = 1469598103934665603ull) {
   return h;
 }
 
+// This machine's network as the bootstrap carries it: a node's bandwidth
+// over all its NICs in the high 32 bits, one connection's in the low, MB/s
+// (bytes per microsecond); 0 when unknown.  A connection through a NIC
+// without RDMA is UCX's tcp, capped at what tcp moved here.  A GPU node
+// says 0: its ranks' data crosses nodes staged through host memory today,
+// and the model's measured constants were kept for it until the GPU path
+// across nodes (issue 28) is planned on its own (chorus_sim, 2 nodes of 8
+// H100: with the NICs' 50 GB/s against shared memory's 7 the model took
+// the ring over the hierarchy from 2 MiB, 2-4.7x slower).
+uint64_t packedNetwork() {
+  const MachineNetwork network = topoMachineNetwork();
+  if (network.gpus) return 0;
+  double link = network.fastestGBs * 1000.0;
+  if (!network.fastestRdma) link = std::min(link, kTcpConnectionBytesPerUs);
+  const auto mbs = [](double v) { return uint64_t(std::min(std::max(v, 0.0), double(UINT32_MAX))); };
+  return mbs(network.allGBs * 1000.0) << 32 | mbs(link);
+}
+
 // The machine this process runs on: the host name and the kernel's boot id
 // (two containers or VMs with one host name are then still told apart, and
 // a reboot never matches a stale identity).
@@ -392,10 +410,11 @@ Status bootstrap(Context &ctx) {
   // crowding of the busiest machine for the planner (PlanShape::cpuShare).
   // And the hash of the settings every rank must share (ParamScope::Agreed):
   // compared before anything is sized or planned from them.
+  // And its machine's network, for the planner's cost model across nodes.
   constexpr size_t kFields = kBootstrapFields;
   const uint64_t mine[kFields] = {self.hostHash, machineIdentity(), uint64_t(topoRankKey(-1)),
                                   uint64_t(paramInt(ParamId::Checksum) > 0), uint64_t(topoUsableCores()),
-                                  agreedSettingsHash()};
+                                  agreedSettingsHash(), packedNetwork()};
   std::vector<uint64_t> all(kFields * size_t(ctx.nranks)), hosts(size_t(ctx.nranks));
   std::vector<int64_t> places(size_t(ctx.nranks));
   CHORUS_MPICHECK(MPI_Allgather(mine, int(kFields), MPI_UINT64_T, all.data(), int(kFields), MPI_UINT64_T, comm));
@@ -404,6 +423,7 @@ Status bootstrap(Context &ctx) {
   std::unordered_map<uint64_t, int> ranksOnMachine;
   for (int r = 0; r < ctx.nranks; ++r) ++ranksOnMachine[all[kFields * size_t(r) + 1]];
   double cpuShare = 1.0;
+  uint64_t linkMBs = UINT32_MAX, nodeMBs = UINT32_MAX;
   bool settingsDiffer = false;
   for (int r = 0; r < ctx.nranks; ++r) {
     const uint64_t *theirs = &all[kFields * size_t(r)];
@@ -414,6 +434,8 @@ Status bootstrap(Context &ctx) {
     places[size_t(r)] = int64_t(theirs[2]);
     askChecksum += theirs[3] != 0;
     if (theirs[4] > 0) cpuShare = std::max(cpuShare, double(ranksOnMachine[theirs[1]]) / double(theirs[4]));
+    linkMBs = std::min(linkMBs, theirs[6] & 0xffffffffu);
+    nodeMBs = std::min(nodeMBs, theirs[6] >> 32);
   }
   // Every rank saw the same exchange, so every rank fails here alike,
   // naming the setting (a second exchange, of the values).
@@ -424,6 +446,12 @@ Status bootstrap(Context &ctx) {
                 askChecksum, ctx.nranks);
   wireCommunicator(ctx, hosts, places);
   ctx.planShape.cpuShare = cpuShare;
+  // Nodes played on one machine talk over its loopback, which the cost
+  // model's measured constants describe; so does a node whose NICs are unknown.
+  if (ctx.nnodes > 1 && ranksOnMachine.size() == size_t(ctx.nnodes)) {
+    ctx.planShape.netLinkBytesPerUs = double(linkMBs);
+    ctx.planShape.nodeNetBytesPerUs = double(nodeMBs);
+  }
   if (ctx.nnodes > 1 && ctx.rank == 0 && logEnabled(LogLevel::Info, kSubsysTopo)) {
     std::string text;
     for (int p = 0; p < ctx.nranks && p < 256; ++p)

@@ -73,8 +73,9 @@ bool fullFifoLink(const Context &ctx, int receiver, int sender);
 // (PeerLinks::fullLink; fifoShape() in transport.h gives its slots.)
 
 // The 64-bit fields each rank contributes to the set-up's first allgather
-// (bootstrap, context.cc): host, machine, place, checksum, cores, settings.
-constexpr size_t kBootstrapFields = 6;
+// (bootstrap, context.cc): host, machine, place, checksum, cores, settings,
+// network.
+constexpr size_t kBootstrapFields = 7;
 
 // The wiring of a communicator whose ranks sit on `hosts` (a node identity
 // by rank) at `places` (their order inside a node), as its rank ctx.rank of

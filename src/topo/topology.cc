@@ -16,6 +16,7 @@
 //   bridge down, gives both the distance classes and the nearest GPUs of a
 //   NIC.
 #include "topo/topology.h"
+#include "topo/rings.h"
 
 #include <hwloc.h>
 #include <sys/stat.h>
@@ -400,6 +401,23 @@ Cached &machineCache() {
 int topoMachineCores() {
   const Cached &cached = machineCache();
   return cached.status == Status::Ok && cached.topo.cores > 0 ? cached.topo.cores : 1;
+}
+
+MachineNetwork topoMachineNetwork() {
+  MachineNetwork network;
+  const Cached &cached = machineCache();
+  if (cached.status != Status::Ok) return network;
+  network.gpus = !cached.topo.gpus.empty();
+  for (const Nic &nic : cached.topo.nics) {
+    if (nic.linkLayer == LinkLayer::Unknown) continue;
+    const double gbs = nicGBs(nic);
+    network.allGBs += gbs;
+    if (gbs > network.fastestGBs || (gbs == network.fastestGBs && nic.rdma)) {
+      network.fastestGBs = gbs;
+      network.fastestRdma = nic.rdma;
+    }
+  }
+  return network;
 }
 
 Status topoLoadXml(const char *path, NodeTopology *out) {

@@ -91,6 +91,18 @@ Status topoLoadLocal(NodeTopology *out);
 // least 1.  Read with the rest of the topology, once per process.
 int topoMachineCores();
 
+// This machine's NICs for the planner (even when CHORUS_TOPO_FILE names
+// another), GB/s one way as nicGBs (topo/rings.h) gives them: the fastest
+// NIC's, whether it has RDMA (else UCX runs tcp over it), and the sum over
+// all; zeros when hwloc sees no NIC of a known link layer.
+struct MachineNetwork {
+  double fastestGBs = 0;
+  bool fastestRdma = false;
+  double allGBs = 0;
+  bool gpus = false;  // the machine has GPUs
+};
+MachineNetwork topoMachineNetwork();
+
 // A rank's place inside its node as one number that sorts in hardware order,
 // for the communicator to allgather: GPU ranks by the GPU's index in
 // NodeTopology::gpus (cudaDevice's bus id looked up there), host ranks
