@@ -163,6 +163,11 @@ void checkFootprint(const chorus::Context &live) {
   if (f.bulkNetPeers < 1 || f.bulkNetPeers > f.remotePeers)
     fail("footprint: " + std::to_string(f.bulkNetPeers) + " streaming links across nodes predicted, of " +
          std::to_string(f.remotePeers) + " remote peers");
+  // Nodes played on one machine talk over its loopback: the planner keeps
+  // its measured network, not the NIC that hwloc names (comm/context.cc).
+  if (live.planShape.netLinkBytesPerUs != 0 || live.planShape.nodeNetBytesPerUs != 0)
+    fail("plan: played nodes priced at a NIC's " + std::to_string(live.planShape.netLinkBytesPerUs) +
+         " B/us a connection, " + std::to_string(live.planShape.nodeNetBytesPerUs) + " a node");
   if (rank == 0)
     printf("footprint: tables %zu B, shm segment %zu B, %d of %d remote peers streamed (%zu B), all linked %zu B\n",
            f.tableBytes, f.shmSegmentBytes, f.bulkNetPeers, f.remotePeers, f.bulkNetBytes, f.allNetBytes);
