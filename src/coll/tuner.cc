@@ -82,8 +82,8 @@ constexpr int kTreeMinRanks = 8;
 // Those crossovers were all measured with ranks sharing the 2 cores, where
 // a hop waits for its receiver to be scheduled.  On a node with a core for
 // each rank, chorus_sim (2-socket preset, 8 to 64 ranks; perf/RESULTS.md,
-// "Planner choices on a node of own cores, and across CPU nodes") puts recursive doubling (log2(n) exchanges of
-// the whole vector) ahead of the one-shot and the tree (2 log2(n) hops) at
+// "Planner choices on a node of own cores, and across CPU nodes") puts
+// recursive doubling (log2(n) exchanges of the whole vector) ahead of the one-shot and the tree (2 log2(n) hops) at
 // latency-bound sizes with a power-of-two count (at 4 ranks from 1 KiB,
 // the one-shot's 3 copies winning below), to 8 KiB up to 8 ranks, 1
 // KiB a rank to 16 KiB, 512 B a rank beyond (64 ranks, 8 B: 4.8 us against
@@ -233,10 +233,12 @@ double doublingRoundsUs(const PlanShape &shape, double bytes) {
   if (shape.nnodes < 2 || shape.cpuShare > 1.0 || shape.doublingNetRounds < 0)
     return rounds * hopUs(cross, bytes, shape.cpuShare);
   const double netRounds = shape.doublingNetRounds;
+  // (Unknown NICs: one connection, shared.)
+  const double nodeBytesPerUs = shape.nodeNetBytesPerUs > 0 ? shape.nodeNetBytesPerUs : net.bytesPerUs;
   LinkClass shared = net;
-  if (shape.nodeNetBytesPerUs > 0) shared.bytesPerUs = std::min(shape.nodeNetBytesPerUs / shape.maxNodeRanks, net.bytesPerUs);
-  else shared.bytesPerUs = net.bytesPerUs / shape.maxNodeRanks;
-  return (rounds - netRounds) * hopUs(kShmLink, bytes, shape.cpuShare) + netRounds * hopUs(shared, bytes, shape.cpuShare);
+  shared.bytesPerUs = std::min(nodeBytesPerUs / shape.maxNodeRanks, net.bytesPerUs);
+  return (rounds - netRounds) * hopUs(kShmLink, bytes, shape.cpuShare) +
+         netRounds * hopUs(shared, bytes, shape.cpuShare);
 }
 
 const char *describeChoice(Algo best, double bestUs, const double *costs, const Algo *algos, int n) {
@@ -272,7 +274,7 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
   const double netHops = shape.nodeTreeDepth >= 0 ? shape.nodeTreeDepth : treeDepthOver(shape.nnodes);
   const bool rooted = coll == Coll::Bcast || coll == Coll::Reduce;
   switch (algo) {
-    case Algo::Direct:  // one message to (or from) every peer: one latency, but
+    case Algo::Direct: {  // one message to (or from) every peer: one latency, but
       // the rank writes every peer's copy and then copies every peer's out,
       // one after the other, where a ring step sends and receives at once.
       // Across nodes whose NICs are known, the node's ranks also queue
@@ -280,12 +282,11 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // 2 nodes of 8 ranks with a core each, 8 KiB allgather: 62 us against
       // the ring's 43, which the copies alone had reversed).
       if (!directFits(shape.nranks)) return kNotApplicable;
-      {
-        const double nicQueueUs = shape.nnodes > 1 && shape.nodeNetBytesPerUs > 0
-                                      ? m * (n - m) * bytes / shape.nodeNetBytesPerUs : 0.0;
-        return cross.latencyUs + (n - 1) * cross.messageUs * shape.cpuShare + 2 * (n - 1) * bytes / cross.bytesPerUs +
-               nicQueueUs;
-      }
+      const double nicQueueUs =
+          shape.nnodes > 1 && shape.nodeNetBytesPerUs > 0 ? m * (n - m) * bytes / shape.nodeNetBytesPerUs : 0.0;
+      return cross.latencyUs + (n - 1) * cross.messageUs * shape.cpuShare + 2 * (n - 1) * bytes / cross.bytesPerUs +
+             nicQueueUs;
+    }
     case Algo::RecursiveDoubling:  // log2(n) rounds, each one message each way
       // (At 2 ranks it is the one-shot's exchange: the one-shot stands.)
       if (shape.nranks < 4 || !isPowerOfTwo(shape.nranks)) return kNotApplicable;
@@ -326,14 +327,16 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // second copy is what decides (chorus_sim, 4 CPU nodes, 128 KiB: the
       // tree 161 us against the ring's 62, which one copy a hop reversed).
       const double fanOut = shape.netLinkBytesPerUs > 0 ? 2.0 : 1.0;
-      const double fill = netHops * hopUs(net, fanOut * slice, shape.cpuShare) + shmHops * hopUs(kShmLink, slice, shape.cpuShare);
+      const double fill =
+          netHops * hopUs(net, fanOut * slice, shape.cpuShare) + shmHops * hopUs(kShmLink, slice, shape.cpuShare);
       // Streaming, a head sends each slice to two nodes; an allreduce's
       // tree also turns every slice around at the root, which the ring
       // never waits for: measured 1.5x the ring's time at 2 ranks, 16 MiB
       // (8.3 ms against 5.6, every rank its own node).
       // Every slice also runs the node's chain: the stream is as slow as
       // the slower of the network and shared memory.
-      const double stream = (coll == Coll::Allreduce ? 3 : 2) * (carried - slice) / std::min(net.bytesPerUs, kShmLink.bytesPerUs);
+      const double stream =
+          (coll == Coll::Allreduce ? 3 : 2) * (carried - slice) / std::min(net.bytesPerUs, kShmLink.bytesPerUs);
       return (coll == Coll::Allreduce ? 2 : 1) * fill + stream;
     }
     case Algo::Hierarchical:  // rings in the node around a ring among the nodes
@@ -345,7 +348,8 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // chorus_sim found it: 2 nodes x 8 ranks, 8 bytes, 53 us by the
       // hierarchy's flat ring against 28 by the tree (perf/RESULTS.md).
       if (bytes < kPlannedElementBytes * m) return modelCostUs(coll, Algo::Ring, bytesArg, shape);
-      return 2 * shmHops * hopUs(kShmLink, bytes / m, shape.cpuShare) + 2 * (nodes - 1) * hopUs(net, bytes / (m * nodes), shape.cpuShare);
+      return 2 * shmHops * hopUs(kShmLink, bytes / m, shape.cpuShare) +
+             2 * (nodes - 1) * hopUs(net, bytes / (m * nodes), shape.cpuShare);
     default:
       return kNotApplicable;
   }
@@ -359,7 +363,6 @@ constexpr const char *kTreeReason = "latency-bound size: tree depth log2(n) beat
 
 // cpuRanks: the host engine's plan, whose ranks' cores do the copies (the
 // kernels' take the measured rules, then planForKernels).
-
 Plan planForHost(Coll coll, size_t bytes, const PlanShape &shape, bool cpuRanks) {
   const int nranks = shape.nranks;
   const bool severalNodes = shape.nnodes > 1;
