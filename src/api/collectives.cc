@@ -102,6 +102,12 @@ int failCollective(ApiCall &call, Context &ctx, TraceEntry *trace, Status s, con
   return call.failStatus(s, text);
 }
 
+// CHORUS_NET_DEVICE=staged (agreed by every rank of a communicator).
+bool stagedAcrossNodes() {
+  static const bool staged = strcmp(paramString(ParamId::NetDevice), "staged") == 0;
+  return staged;
+}
+
 // Run collective `seq` (recorded in `trace`) on the context's engine.
 int run(ApiCall &call, Context &ctx, const CollRequest &req, uint64_t seq, TraceEntry *trace, bool onDevice,
         MPIX_Gpu_stream stream, bool enqueue) {
@@ -114,9 +120,10 @@ int run(ApiCall &call, Context &ctx, const CollRequest &req, uint64_t seq, Trace
 #ifdef CHORUS_HAVE_CUDA
   if (onDevice) {
     char text[320] = "";
-    // Across nodes, and the exact mode's sums: staged through host memory (cuda_staged.cc).
+    // The exact mode's sums, and across nodes under CHORUS_NET_DEVICE=staged:
+    // staged through host memory (cuda_staged.cc).
     const bool exact = ctx.exactSums && exactApplies(req);
-    if (ctx.nnodes > 1 || exact) {
+    if (exact || (ctx.nnodes > 1 && stagedAcrossNodes())) {
       size_t staged = 0;
       s = cudaExecuteStaged(ctx, ctx.channel, ctx.cuda, req, stream, exact ? &ctx.planShape : nullptr, &staged, text,
                             sizeof text);
@@ -159,10 +166,11 @@ int perform(ApiCall &call, Context *ctx, CollRequest &req, size_t planBytes, boo
   // With the TRACE log on, the plan is worked out afresh: its text may live
   // in a buffer that a later plan reuses (describeChoice).
   const bool logCalls = ctx->logCalls;
-  // Device buffers within a node run on the kernels; across nodes, and for
-  // the exact mode's sums, they are staged and run the host algorithms (run()).
-  const Engine engine = onDevice && ctx->nnodes == 1 && !(ctx->exactSums && exactApplies(req)) ? Engine::Kernels
-                                                                                                 : Engine::Host;
+  // Device buffers run on the kernels, across nodes too; the exact mode's
+  // sums, and across nodes under CHORUS_NET_DEVICE=staged, are staged and
+  // run the host algorithms (run()).
+  const bool staged = (ctx->exactSums && exactApplies(req)) || (ctx->nnodes > 1 && stagedAcrossNodes());
+  const Engine engine = onDevice && !staged ? Engine::Kernels : Engine::Host;
   auto &memo = ctx->lastPlan;
   if (!memo.valid || memo.coll != req.coll || memo.bytes != planBytes || memo.engine != engine || logCalls) {
     memo.plan = planCollective(req.coll, planBytes, ctx->planShape, engine);

@@ -122,6 +122,11 @@ enum class ParamScope { Local, Agreed };
     "on first use, so memory grows with the peers its algorithms touch (a ring two, a tree "       \
     "three, an alltoall all); eager all of them when the communicator is set up, so that no "       \
     "collective pays a connection. Ranks may differ.")                                             \
+  X(NetDevice, Choice, Agreed, "CHORUS_NET_DEVICE", "kernels", "kernels,staged",                          \
+    "How device buffers cross nodes: kernels runs the collective's own kernels, their FIFOs to "   \
+    "other nodes in pinned host memory carried by a proxy thread over UCX (Simple protocol; "     \
+    "CUDA graph capture works); staged copies the whole buffers to host memory and runs the "     \
+    "host engine (the test oracle and fallback). Every rank must set it alike.")                  \
   X(Checksum, Integer, Local, "CHORUS_CHECKSUM", "0", "0..1",                                            \
     "1: every message through a host FIFO (shared memory, UCX, publish rings) carries a checksum " \
     "that its receiver verifies; a corrupted one fails the collective with an error naming the "  \

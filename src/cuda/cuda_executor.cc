@@ -13,6 +13,7 @@
 #include "core/log.h"
 #include "core/params.h"
 #include "cuda/cuda_check.h"
+#include "cuda/cuda_net.h"
 #include "cuda/device_pool.h"
 #include "cuda/gpu_sharing.h"
 #include "cuda/kernels.h"
@@ -41,6 +42,9 @@ struct CudaState {
   // different streams: each launch waits for the previous one's event
   // (orderAfterPrevious).
   cudaEvent_t lastLaunch = nullptr;
+  // Links to ranks on other nodes (cuda_net.h), on a communicator spanning
+  // nodes; null on one node.
+  CudaNet *net = nullptr;
 };
 
 namespace {
@@ -147,6 +151,17 @@ Status buildChannels(PeerLinks &ctx, CudaState &st) {
           send[p] = recv[p] = FifoEnd{};
           continue;
         }
+        // A peer on another node: the proxy's FIFO copies, Simple only (a
+        // communicator spanning nodes runs no LL kernel: pickProto).
+        if (ctx.nodeOf[size_t(p)] != ctx.nodeOf[size_t(ctx.rank)]) {
+          if (proto == int(Proto::Simple)) {
+            send[p] = cudaNetSendEnd(*st.net, c, p);
+            recv[p] = cudaNetRecvEnd(*st.net, c, p);
+          } else {
+            send[p] = recv[p] = FifoEnd{};
+          }
+          continue;
+        }
         // My outbound FIFO to p lives in p's region at my index; my inbound
         // FIFO from p in mine at p's index.
         char *peerBase = cudaIpcPeer(*st.ipc, p) + fifoOffset(st, n, proto, c, peerSlot(ctx.rank, p));
@@ -245,9 +260,12 @@ Status createState(PeerLinks &ctx, CudaAttachment &cuda) {
   MPI_Allreduce(&good, &allGood, 1, MPI_INT, MPI_MIN, ctx.comm);
   if (allGood) {
     CHORUS_MPICHECK(MPI_Allgather(&self, sizeof self, MPI_BYTE, ctx.peers.data(), sizeof self, MPI_BYTE, ctx.comm));
-    s = cudaIpcConnect(*st->ipc, ctx.peers.data(), ctx.nranks, ctx.rank);
+    // Collective (every rank enters): the links to other nodes.
+    if (ctx.nnodes > 1) s = cudaNetCreate(ctx, st->nchannels, &st->net);
+    if (s == Status::Ok) s = cudaIpcConnect(*st->ipc, ctx.peers.data(), ctx.nranks, ctx.rank);
     reportGpuSharing(ctx.peers.data(), ctx.nranks, ctx.rank);
     if (s == Status::Ok) s = buildChannels(ctx, *st);
+    if (s == Status::Ok && st->net) s = cudaNetStart(*st->net);
     good = s == Status::Ok;
     MPI_Allreduce(&good, &allGood, 1, MPI_INT, MPI_MIN, ctx.comm);
   }
@@ -256,6 +274,9 @@ Status createState(PeerLinks &ctx, CudaAttachment &cuda) {
     return s != Status::Ok ? s : Status::Aborted;
   }
   cuda.state = st;
+  if (st->net)
+    CHORUS_INFO(kSubsysCuda, "rank %d: device buffers cross nodes on the kernels, %d channels, Simple protocol, "
+                "through pinned host memory (no GPUDirect RDMA) and a proxy thread over UCX", ctx.rank, st->nchannels);
   CHORUS_INFO(kSubsysCuda,
               "CUDA executor ready on GPU %d: %d channels x %d slots of %zu bytes (LL: %zu) per peer, %zu KiB of FIFOs",
               st->device, st->nchannels, kCudaSlots, kCudaSlotBytes, kCudaLLSlotBytes,
@@ -263,7 +284,11 @@ Status createState(PeerLinks &ctx, CudaAttachment &cuda) {
   return Status::Ok;
 }
 
-Proto pickProto(size_t bytes) {
+Proto pickProto(const CudaState &st, size_t bytes) {
+  // LL's flags need the lines' stores to land in order, which the proxy's
+  // copies across nodes do not keep: Simple there (and the slot is sent
+  // whole once, where LL would double its bytes on the wire).
+  if (st.net) return Proto::Simple;
   const char *forced = paramString(ParamId::Proto);
   if (!strcmp(forced, "simple")) return Proto::Simple;
   if (!strcmp(forced, "ll")) return Proto::LL;
@@ -343,6 +368,7 @@ void waitForLastLaunch(CudaState &st) {
 void cudaStateFree(CudaState *st, bool keepFifos) {
   if (!st) return;
   waitForLastLaunch(*st);
+  cudaNetFree(st->net);  // (its thread stops first)
   if (st->lastLaunch) devicePoolUntrackLaunches(st->lastLaunch);
   cudaIpcFree(st->ipc);
   if (!keepFifos) devicePoolGive(st->fifos);
@@ -412,6 +438,8 @@ Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req,
     describeFailure(ctx, req, failure, errText, errLen);
     return Status::Aborted;
   }
+  Status netStatus = Status::Ok;
+  if (st.net && cudaNetFailed(*st.net, &netStatus, errText, errLen)) return netStatus;
   if (req.coll == Coll::Barrier) return Status::InternalError;  // the API runs barriers on the host
 
   const bool bytesOnly = req.coll == Coll::Bcast || req.coll == Coll::Allgather || req.coll == Coll::Alltoall;
@@ -425,7 +453,7 @@ Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req,
   lr.op = req.op;
   // An LL line carries 8 data bytes; wider elements (16-byte MINLOC pairs)
   // have Simple kernels only (kernel_table.h).
-  lr.proto = elemSize > 8 ? Proto::Simple : pickProto(bytes);
+  lr.proto = elemSize > 8 ? Proto::Simple : pickProto(st, bytes);
   const size_t capacity = lr.proto == Proto::LL ? kCudaLLSlotBytes / 2 : kCudaSlotBytes;
   // Channels as if LL's slots were Simple's size (its lines carry half of
   // a slot's bytes): its smaller slots are memory saved, not a reason to
@@ -456,6 +484,7 @@ Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req,
   a.channels = st.devChannels + (lr.proto == Proto::LL ? st.nchannels : 0);
   a.error = st.errDev;
   a.abortFlag = st.abortFlag;
+  a.netAbort = st.net ? cudaNetAbortWord(*st.net) : nullptr;
   a.timeoutNs = st.timeoutNs;
   a.llFlagMask = st.llFlagMask;
   a.root = req.root;
@@ -488,6 +517,7 @@ Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req,
     }
     if (s == Status::Ok) s = markLaunch(st, stream, capturing);
   }
+  if (s == Status::Ok && st.net) cudaNetKick(*st.net);
   if (s == Status::Unsupported) {
     snprintf(errText, errLen,
              "no kernel for %s on %s with %s in this build (configured with --enable-cuda-dev-build?)",
@@ -512,6 +542,8 @@ Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req,
     CHORUS_WARN("%s", errText);
     return Status::Timeout;
   }
+  // The proxy stopped the kernel: a peer on another node failed.
+  if (st.net && cudaNetFailed(*st.net, &netStatus, errText, errLen)) return netStatus;
   return Status::Ok;
 }
 

@@ -137,6 +137,9 @@ struct alignas(16) DevCollArgs {
   DevChannel *channels;  // [nchannels] in device memory
   DevError *error;       // device alias of the host-mapped record
   int *abortFlag;        // device memory: set once by the first failing block
+  // Host-mapped, set by the device proxy when a link to another node failed
+  // (transport/ucx/ucx_proxy.h); null on one node.  Polled with abortFlag.
+  const int *netAbort;
   uint64_t timeoutNs;     // of the global timer; 0: wait forever
   uint32_t llFlagMask;    // 2^CHORUS_LL_FLAG_BITS - 1 (prims_device.cuh: llFlag)
   int root, rank, nranks;

@@ -105,7 +105,9 @@ __global__ void __launch_bounds__(kCudaThreads, 1) collKernel(DevCollArgs args) 
   CHORUS_BLOCK_SHARED(int, sError);
   if (threadIdx.x == 0) {
     sPending = 0;
-    sError = *reinterpret_cast<volatile int *>(args.abortFlag);  // a broken context does nothing
+    // A broken context (or its links to other nodes) does nothing.
+    sError = *reinterpret_cast<volatile int *>(args.abortFlag) ||
+             (args.netAbort && *reinterpret_cast<const volatile int *>(args.netAbort));
   }
   __syncthreads();
   const DevChannel ch = args.channels[blockIdx.x];

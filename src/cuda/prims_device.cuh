@@ -146,7 +146,10 @@ class DevicePrims {
     }
   }
 
-  __device__ bool aborted() const { return *reinterpret_cast<volatile int *>(args_.abortFlag) != 0; }
+  __device__ bool aborted() const {
+    return *reinterpret_cast<volatile int *>(args_.abortFlag) != 0 ||
+           (args_.netAbort && *reinterpret_cast<const volatile int *>(args_.netAbort) != 0);
+  }
 
   // true once `start` (0: not yet read) is more than the timeout ago.  The
   // global timer, not clock64: the per-SM cycle counters are not
@@ -345,6 +348,12 @@ class DevicePrims {
     }
 
     if (threadIdx.x == 0) {
+      // A link to another node (FifoEnd::remote) also tells the device
+      // proxy the message's size (transport/ucx/ucx_proxy.h), released with
+      // the slot by the fence below.
+      for (int i = 0; doSend && !ll && i < nsend_; ++i)
+        if (send_[i]->remote)
+          chorusStoreRelaxedSys(&send_[i]->inlineSlot(send_[i]->step)[1].flag, uint64_t(n * sizeof(T)));
       // Release (see the top of this file): one fence for every counter
       // posted below.  An LL tail orders nothing (receivers poll the lines),
       // so an LL step that only sends needs none.

@@ -77,6 +77,12 @@ struct PeerLinks {
   // the wiring knows which links the algorithms stream on (coll/bulk_links.h).
   bool (*fullLink)(const PeerLinks &links, int receiver, int sender) = nullptr;
   bool checksum = false;                  // CHORUS_CHECKSUM on any rank: every host FIFO has its checksum area
+  // The memory of a network transport's FIFO copies (null: aligned_alloc
+  // and free).  The device proxy's links (transport/ucx/ucx_proxy.h) take
+  // pinned host memory the GPU maps, so that kernels write and read them.
+  // Zeroed by the transport; kFifoAlign-aligned by the allocator.
+  void *(*netCopyAlloc)(size_t bytes) = nullptr;
+  void (*netCopyFree)(void *memory) = nullptr;
   size_t shmSegmentBytes = 0;             // this rank's shm segment (0: no peer on its node), for tests and logs
   // This rank's progress, in its shm segment where its node has peers
   // (else ownStatus), and every peer's on this node (null elsewhere).

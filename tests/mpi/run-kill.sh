@@ -5,9 +5,11 @@
 # the outer limit, no rank of it (the dead one included) left a segment in
 # /dev/shm, every survivor wrote its flight recorder, and a job started
 # right after works.  CHORUS_TEST_LAYOUT as for run-mpi.sh.
+#   run-kill.sh NP [PROGRAM]   (test_kill; tests/gpu runs test_kill_gpu)
 np=$1
+prog=${2:-test_kill}
 . "$(dirname "$0")/launch-common.sh"
-launch_prepare test_kill
+launch_prepare "$prog"
 # The survivors must run on after the kill, which the launcher must be told.
 [ -n "$mpirun_keep_going" ] || { echo "skipped: $mpirun ($mpirun_impl) has no flag to keep the survivors running"; exit 77; }
 # Under MPICH 4.0's Hydra (-disable-auto-cleanup) one survivor reports in
@@ -21,10 +23,10 @@ UCX_TLS=${UCX_TLS:-tcp}
 # The survivors' flight recorders: here, not in /tmp.
 CHORUS_TRACE_FILE=${CHORUS_TRACE_FILE:-$PWD/trace-%h-%p.txt}
 export CHORUS_TIMEOUT UCX_TLS CHORUS_TRACE_FILE
-log=kill-np$np-${CHORUS_TEST_LAYOUT:-one}.out
+log=${prog#test_}-np$np-${CHORUS_TEST_LAYOUT:-one}.out
 echo "$mpirun -np $np (layout ${CHORUS_TEST_LAYOUT:-one node}, CHORUS_TIMEOUT=$CHORUS_TIMEOUT): rank $((np - 1)) is killed"
 start=$(date +%s)
-timeout --kill-after=10 120 "$mpirun" -np "$np" $flags $mpirun_keep_going $wrap ./test_kill </dev/null >"$log" 2>&1
+timeout --kill-after=10 120 "$mpirun" -np "$np" $flags $mpirun_keep_going $wrap "./$prog" </dev/null >"$log" 2>&1
 elapsed=$(( $(date +%s) - start ))
 grep -E "^(PASS|FAIL)" "$log"
 # (mpirun's own status is not looked at: it reports the victim's SIGKILL.)
@@ -53,8 +55,8 @@ for r in $(sed -n 's/^PASS rank \([0-9]*\):.*/\1/p' "$log"); do
 done
 echo "$pass survivors got an error in time ($elapsed s in all), wrote their flight recorders; no segment left"
 # A job started right after the killed one works and ends in MPI_Finalize.
-log2=kill-np$np-${CHORUS_TEST_LAYOUT:-one}-next.out
-CHORUS_TEST_VICTIM=none timeout --kill-after=10 120 "$mpirun" -np "$np" $flags $wrap ./test_kill </dev/null >"$log2" 2>&1
+log2=${prog#test_}-np$np-${CHORUS_TEST_LAYOUT:-one}-next.out
+CHORUS_TEST_VICTIM=none timeout --kill-after=10 120 "$mpirun" -np "$np" $flags $wrap "./$prog" </dev/null >"$log2" 2>&1
 rc=$?
 pass=$(grep -c "^PASS" "$log2")
 if [ "$rc" -ne 0 ] || [ "$pass" -ne "$np" ]; then

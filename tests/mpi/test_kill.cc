@@ -8,6 +8,11 @@
 // FAIL line, waits until every survivor has had the time to print its own
 // (mpirun ends the whole job when the first rank leaves), then aborts; the
 // script counts the lines.
+//
+// Built with KILL_ON_DEVICE (tests/gpu: test_kill_gpu), the allreduces run
+// on device buffers: across nodes the kernels' links to the dead rank go
+// through the device proxy (transport/ucx/ucx_proxy.h), which must see the
+// death and stop the kernels.
 #include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
@@ -19,6 +24,9 @@
 
 #include "chorus.h"
 #include "rank_test.h"
+#ifdef KILL_ON_DEVICE
+#include <cuda_runtime.h>
+#endif
 
 int main(int argc, char **argv) {
   int rank = 0, size = 1;
@@ -43,6 +51,15 @@ int main(int argc, char **argv) {
   const char *n = std::getenv("CHORUS_TEST_NAMED_WITHIN");
   const double namedWithin = n ? std::atof(n) : 0;
   std::vector<double> in(1 << 16, 1.0), out(in.size());
+  double *sendbuf = in.data(), *recvbuf = out.data();
+#ifdef KILL_ON_DEVICE
+  if (cudaMalloc(&sendbuf, in.size() * sizeof(double)) != cudaSuccess ||
+      cudaMalloc(&recvbuf, in.size() * sizeof(double)) != cudaSuccess ||
+      cudaMemcpy(sendbuf, in.data(), in.size() * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess) {
+    printf("FAIL rank %d: no device buffers\n", rank);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+#endif
   double killedAt = 0;
   // Every survivor's result is printed by then: leave (taking the job down).
   auto leave = [&](int code) {
@@ -56,8 +73,11 @@ int main(int argc, char **argv) {
       killedAt = MPI_Wtime();
     }
     const double t0 = MPI_Wtime();
-    const int rc = MPIX_Allreduce_gpu(in.data(), out.data(), MPI_Count(in.size()), MPI_DOUBLE, MPI_SUM, c);
+    const int rc = MPIX_Allreduce_gpu(sendbuf, recvbuf, MPI_Count(in.size()), MPI_DOUBLE, MPI_SUM, c);
     const double waited = MPI_Wtime() - t0;
+#ifdef KILL_ON_DEVICE
+    if (rc == MPI_SUCCESS) cudaMemcpy(out.data(), recvbuf, out.size() * sizeof(double), cudaMemcpyDeviceToHost);
+#endif
     if (rc == MPI_SUCCESS) {
       if (round >= 5 && victim >= 0) {
         printf("FAIL rank %d: allreduce %d succeeded although rank %d is dead\n", rank, round, victim);

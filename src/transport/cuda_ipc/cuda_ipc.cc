@@ -52,10 +52,10 @@ Status cudaIpcSetup(void *p, size_t bytes, CUstream_st *stream, PeerInfo &self, 
 Status cudaIpcConnect(CudaIpcState &st, const PeerInfo *all, int nranks, int self) {
   st.peer.assign(nranks, nullptr);
   for (int p = 0; p < nranks; ++p) {
-    if (p == self) continue;
+    // Ranks on other nodes are the device proxy's (transport/ucx/ucx_proxy.h).
+    if (p == self || all[p].hostHash != all[self].hostHash) continue;
     if (!cudaIpcCanConnect(all[self], all[p])) {
-      CHORUS_WARN("cuda_ipc: rank %d cannot reach rank %d (%s)", self, p,
-                  all[p].hostHash != all[self].hostHash ? "another node" : "it exported no device FIFOs");
+      CHORUS_WARN("cuda_ipc: rank %d cannot reach rank %d (it exported no device FIFOs)", self, p);
       return Status::Unsupported;
     }
     if (all[p].pid == all[self].pid) {

@@ -101,7 +101,7 @@ Status ucxLinkPeer(UcxState &st, int peer) {
   if (st.sendCopy[size_t(peer)]) return Status::Ok;
   size_t outBytes = 0;
   const size_t bytes = netLinkBytes(ctx, peer, &outBytes);
-  char *memory = static_cast<char *>(aligned_alloc(kFifoAlign, bytes));
+  char *memory = static_cast<char *>(ctx.netCopyAlloc ? ctx.netCopyAlloc(bytes) : aligned_alloc(kFifoAlign, bytes));
   if (!memory) {
     CHORUS_WARN("rank %d: no memory for the UCX FIFO copies of its link to rank %d (%zu bytes)", ctx.rank, peer, bytes);
     return Status::SystemError;
@@ -631,7 +631,9 @@ Status ucxFree(PeerLinks &ctx) {
     CHORUS_WARN("rank %d dropped %llu UCX messages without a token of its communicators while this one lived",
                 ctx.rank, (unsigned long long)counters.forgedDropped);
   ucxReleaseWorker(*st);
-  for (char *memory : st->sendCopy) free(memory);  // (each link's one allocation starts at its send copy)
+  // (Each link's one allocation starts at its send copy.)
+  for (char *memory : st->sendCopy)
+    if (memory) ctx.netCopyFree ? ctx.netCopyFree(memory) : free(memory);
   for (NetHeader *h : st->freeHeaders) delete h;
   delete st;
   ctx.netState = nullptr;

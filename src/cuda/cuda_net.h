@@ -1,0 +1,36 @@
+// Device FIFOs to ranks on other nodes (cuda_net.cc): the CUDA side of the
+// device proxy (transport/ucx/ucx_proxy.h).  Its FIFO copies live in pinned
+// host memory the GPU maps; the kernels see them as FIFO ends with a remote
+// peer, the proxy carries them over UCX.
+#pragma once
+
+#include <cstddef>
+
+#include "core/common.h"
+#include "transport/fifo.h"
+#include "transport/transport.h"
+
+namespace chorus {
+
+struct CudaNet;
+
+// Collective over links.comm, on a communicator spanning nodes: links
+// every peer on another node for `nchannels` channels of Simple FIFOs
+// (kCudaSlots x kCudaSlotBytes).  Not Ok when this rank could not; the
+// caller agrees on the outcome.
+Status cudaNetCreate(const PeerLinks &links, int nchannels, CudaNet **out);
+// The kernel's view (device pointers) of channel `channel`'s ends with
+// `peer`, on another node.
+FifoEnd cudaNetSendEnd(const CudaNet &net, int channel, int peer);
+FifoEnd cudaNetRecvEnd(const CudaNet &net, int channel, int peer);
+// The word the kernels poll (device pointer; DevCollArgs::netAbort).
+const int *cudaNetAbortWord(const CudaNet &net);
+Status cudaNetStart(CudaNet &net);
+// A launch went to a stream: the proxy looks now.
+void cudaNetKick(CudaNet &net);
+// Why the links failed, once they did (then the kernels stop).
+bool cudaNetFailed(CudaNet &net, Status *status, char *text, size_t len);
+// After the release barrier (cuda_executor.h: cudaDetach).
+void cudaNetFree(CudaNet *net);
+
+}  // namespace chorus
