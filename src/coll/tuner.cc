@@ -495,9 +495,8 @@ Plan planForKernels(Coll coll, size_t bytes, const PlanShape &shape, const Plan 
     case Algo::Chain:
     case Algo::Pairwise:
       return host;
-    case Algo::Tree:
-      if (coll == Coll::Allreduce) return host;
-      break;
+    case Algo::Tree:  // (bcast and reduce have one across nodes: the node tree)
+      return host;
     default:
       break;
   }

@@ -15,6 +15,7 @@
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_net.h"
 #include "cuda/device_pool.h"
+#include "coll/patterns.h"
 #include "cuda/gpu_sharing.h"
 #include "cuda/kernels.h"
 #include "transport/cuda_ipc/cuda_ipc.h"
@@ -45,6 +46,10 @@ struct CudaState {
   // Links to ranks on other nodes (cuda_net.h), on a communicator spanning
   // nodes; null on one node.
   CudaNet *net = nullptr;
+  // With it, the ring order and node layout in device memory
+  // (DevCollArgs::ringOrder, ringWhere, nodes).
+  int *layoutInts = nullptr;  // order, where, nodeStart, nodeOf
+  NodeLayout *nodes = nullptr;
 };
 
 namespace {
@@ -219,7 +224,40 @@ Status localSetup(PeerLinks &ctx, CudaState &st, PeerInfo &self) {
 // Collective over ctx.comm: every rank sets up, publishes its IPC handle in
 // a refreshed PeerInfo table, maps its peers.  Every rank learns whether any
 // failed, so nobody waits for a peer that gave up.
-Status createState(PeerLinks &ctx, CudaAttachment &cuda) {
+// The ring orders and node layout for the kernels (DevCollArgs): channel
+// c's ring is the host engine's (ranks grouped by node) with each node's
+// ranks rotated by c, so that channel c enters a node of k ranks at its
+// local rank c mod k and leaves it from c - 1.  One ring order for every
+// channel would leave one rank of each node (its GPU's NIC) carrying all
+// the traffic between nodes; rotated, the channels spread it over every
+// rank's link (perf/RESULTS.md, GPU across nodes).  The trees keep the
+// host's order.
+Status copyNodeLayout(const NodeLayout &host, CudaState &st) {
+  const size_t n = size_t(host.nranks), starts = size_t(host.nnodes) + 1, nch = size_t(st.nchannels);
+  std::vector<int> ints(2 * nch * n);
+  for (size_t c = 0; c < nch; ++c) {
+    int *order = &ints[c * n], *where = &ints[(nch + c) * n];
+    for (int node = 0; node < host.nnodes; ++node) {
+      const int first = host.nodeStart[node], size = host.nodeStart[node + 1] - first;
+      for (int i = 0; i < size; ++i) order[first + i] = host.order[first + int((size_t(i) + c) % size_t(size))];
+    }
+    for (size_t p = 0; p < n; ++p) where[order[p]] = int(p);
+  }
+  ints.insert(ints.end(), host.nodeStart, host.nodeStart + starts);
+  ints.insert(ints.end(), host.nodeOf, host.nodeOf + n);
+  CHORUS_CHECK(takeDevice(ints.size() * sizeof(int), &st.layoutInts));
+  CHORUS_CHECK(takeDevice(sizeof(NodeLayout), &st.nodes));
+  // The trees' layout: channel 0's order, the host's own.
+  const NodeLayout dev = {host.nranks, host.nnodes, st.layoutInts, st.layoutInts + nch * n, st.layoutInts + 2 * nch * n,
+                          st.layoutInts + 2 * nch * n + starts};
+  CHORUS_CUDACHECK(cudaMemcpyAsync(st.layoutInts, ints.data(), ints.size() * sizeof(int), cudaMemcpyHostToDevice,
+                                   st.setupStream));
+  CHORUS_CUDACHECK(cudaMemcpyAsync(st.nodes, &dev, sizeof dev, cudaMemcpyHostToDevice, st.setupStream));
+  CHORUS_CUDACHECK(cudaStreamSynchronize(st.setupStream));  // before `ints` goes
+  return Status::Ok;
+}
+
+Status createState(PeerLinks &ctx, CudaAttachment &cuda, const NodeLayout *nodes) {
   // The channel count fixes every rank's FIFO layout: agreed, the smallest
   // any rank's GPU can hold.
   int device = 0, sms = 0;
@@ -265,6 +303,7 @@ Status createState(PeerLinks &ctx, CudaAttachment &cuda) {
     if (s == Status::Ok) s = cudaIpcConnect(*st->ipc, ctx.peers.data(), ctx.nranks, ctx.rank);
     reportGpuSharing(ctx.peers.data(), ctx.nranks, ctx.rank);
     if (s == Status::Ok) s = buildChannels(ctx, *st);
+    if (s == Status::Ok && nodes) s = copyNodeLayout(*nodes, *st);
     if (s == Status::Ok && st->net) s = cudaNetStart(*st->net);
     good = s == Status::Ok;
     MPI_Allreduce(&good, &allGood, 1, MPI_INT, MPI_MIN, ctx.comm);
@@ -375,6 +414,8 @@ void cudaStateFree(CudaState *st, bool keepFifos) {
   devicePoolGive(st->devEnds);
   devicePoolGive(st->devChannels);
   devicePoolGive(st->scratch);
+  devicePoolGive(st->layoutInts);
+  devicePoolGive(st->nodes);
   devicePoolGive(st->abortFlag);
   devicePoolGive(st->errHost);
   if (st->lastLaunch) cudaEventDestroy(st->lastLaunch);
@@ -413,7 +454,7 @@ void cudaDetach(CudaAttachment &cuda, bool peersDone) {
 }
 
 Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req, CUstream_st *streamArg,
-                   bool blocking, char *errText, size_t errLen) {
+                   bool blocking, const NodeLayout *nodes, char *errText, size_t errLen) {
   cudaStream_t stream = reinterpret_cast<cudaStream_t>(streamArg);
   errText[0] = '\0';
   if (!cuda.state) {
@@ -426,7 +467,7 @@ Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req,
       return Status::Unsupported;
     }
     cudaGetLastError();
-    Status s = createState(ctx, cuda);
+    Status s = createState(ctx, cuda, nodes);
     if (s != Status::Ok) {
       snprintf(errText, errLen, "could not set up the CUDA executor on this communicator (WARN lines above say why)");
       return s;
@@ -485,6 +526,9 @@ Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req,
   a.error = st.errDev;
   a.abortFlag = st.abortFlag;
   a.netAbort = st.net ? cudaNetAbortWord(*st.net) : nullptr;
+  a.nodes = st.nodes;
+  a.ringOrder = st.nodes ? st.layoutInts : nullptr;
+  a.ringWhere = st.nodes ? st.layoutInts + size_t(st.nchannels) * size_t(ctx.nranks) : nullptr;
   a.timeoutNs = st.timeoutNs;
   a.llFlagMask = st.llFlagMask;
   a.root = req.root;

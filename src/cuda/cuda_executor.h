@@ -31,9 +31,13 @@ struct CudaAttachment {
 
 // Run (blocking: wait for completion) or enqueue `req` on `stream` (nullptr:
 // the legacy default stream) over the communicator's `links`, creating the
-// CUDA state collectively on first use.  On failure `errText` says why.
+// CUDA state collectively on first use.  `nodes`: on a communicator
+// spanning nodes, the ranks grouped by node in ring order (the host
+// engine's), which the kernels' rings and trees follow; null on one node.
+// On failure `errText` says why.
+struct NodeLayout;
 Status cudaExecute(PeerLinks &links, CudaAttachment &cuda, const CollRequest &req, CUstream_st *stream,
-                   bool blocking, char *errText, size_t errLen);
+                   bool blocking, const NodeLayout *nodes, char *errText, size_t errLen);
 
 // Device buffers on a communicator spanning nodes (cuda_staged.cc): copied
 // into pinned host memory, run by the host executor on `channel`, copied

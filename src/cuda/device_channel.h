@@ -13,6 +13,8 @@
 
 namespace chorus {
 
+struct NodeLayout;  // coll/patterns.h
+
 // Sizes of the device engine, designed from Little's law (bytes in flight =
 // bandwidth x latency), not measured: no GPU has run them yet.  The
 // figures (perf/RESULTS.md, GPU) for NVLink at ~450 GB/s per direction and
@@ -140,6 +142,13 @@ struct alignas(16) DevCollArgs {
   // Host-mapped, set by the device proxy when a link to another node failed
   // (transport/ucx/ucx_proxy.h); null on one node.  Polled with abortFlag.
   const int *netAbort;
+  // Several nodes: each channel's ring order of the ranks ([nchannels][n],
+  // grouped by node as the host engine's, each node's ranks rotated by the
+  // channel: cuda_executor.cc) and its inverse, and the node layout the
+  // trees follow, in device memory; null on one node (rank order).
+  const int *ringOrder;
+  const int *ringWhere;
+  const NodeLayout *nodes;
   uint64_t timeoutNs;     // of the global timer; 0: wait forever
   uint32_t llFlagMask;    // 2^CHORUS_LL_FLAG_BITS - 1 (prims_device.cuh: llFlag)
   int root, rank, nranks;

@@ -12,8 +12,10 @@
 #include "coll/allreduce_tree.h"
 #include "coll/alltoall_pairwise.h"
 #include "coll/bcast_chain.h"
+#include "coll/bcast_tree.h"
 #include "coll/direct_collectives.h"
 #include "coll/reduce_chain.h"
+#include "coll/reduce_tree.h"
 #include "coll/reduce_scatter_ring.h"
 #include "cuda/cuda_check.h"
 #include "cuda/device_lang.h"
@@ -43,6 +45,10 @@ __device__ CollArgs channelArgs(const DevCollArgs &d) {
   a.rank = d.rank;
   a.nranks = d.nranks;
   a.sliceElems = d.sliceElems;
+  // Each channel its own ring order (DevCollArgs::ringOrder).
+  a.ringOrder = d.ringOrder ? d.ringOrder + size_t(blockIdx.x) * size_t(d.nranks) : nullptr;
+  a.ringWhere = d.ringWhere ? d.ringWhere + size_t(blockIdx.x) * size_t(d.nranks) : nullptr;
+  a.nodes = d.nodes;
   if (d.nchannels > 1) {
     static_assert(sizeof(T) <= 16 && 16 % sizeof(T) == 0, "channel pieces are whole 16-byte vectors");
     constexpr size_t kAlign = 16 / sizeof(T);
@@ -70,17 +76,32 @@ __device__ void runAlgorithm(const CollArgs &a, Algo algo, Prims &prims, T *scra
       allreduceTree<T>(a, prims);
     } else if (algo == Algo::Direct) {
       allreduceDirect<T>(a, prims, scratch);
+    } else if (a.ringOrder) {
+      // Across nodes: the ring over ring positions, its peers' ranks looked
+      // up once at each connect.  An allreduce's blocks may belong to
+      // positions instead of ranks (every rank still ends with every
+      // block's sum), which saves the order table's lookups at every step:
+      // they took the double and pair kernels past 128 registers into
+      // spills (scripts/check-ptx.sh).
+      CollArgs byPosition = a;
+      byPosition.rank = a.ringWhere[a.rank];
+      byPosition.ringOrder = byPosition.ringWhere = nullptr;
+      prims.mapPeers(a.ringOrder);
+      allreduceRing<T>(byPosition, prims);
+      prims.mapPeers(nullptr);
     } else {
       allreduceRing<T>(a, prims);
     }
   } else if constexpr (C == Coll::Reduce) {
     if (algo == Algo::Direct || algo == Algo::Local) reduceDirect<T>(a, prims, scratch);
+    else if (algo == Algo::Tree && a.nodes) reduceTree<T>(a, prims);
     else reduceChain<T>(a, prims);
   } else if constexpr (C == Coll::ReduceScatter) {
     if (algo == Algo::Direct || algo == Algo::Local) reduceScatterDirect<T>(a, prims, scratch);
     else reduceScatterRing<T>(a, prims);
   } else if constexpr (C == Coll::Bcast) {
     if (algo == Algo::Direct) bcastDirect<T>(a, prims);
+    else if (algo == Algo::Tree && a.nodes) bcastTree<T>(a, prims);
     else if (algo != Algo::Local) bcastChain<T>(a, prims);
   } else if constexpr (C == Coll::Allgather) {
     if (algo == Algo::Direct || algo == Algo::Local) allgatherDirect<T>(a, prims);

@@ -100,10 +100,13 @@ class DevicePrims {
   __device__ void connect(const int *recvPeers, int nrecv, const int *sendPeers, int nsend, int srcPosition = 0) {
     nrecv_ = nrecv;
     nsend_ = nsend;
-    for (int i = 0; i < nrecv; ++i) recv_[i] = &ch_.recvFrom[recvPeers[i]];
-    for (int i = 0; i < nsend; ++i) send_[i] = &ch_.sendTo[sendPeers[i]];
+    for (int i = 0; i < nrecv; ++i) recv_[i] = &ch_.recvFrom[peerMap_ ? peerMap_[recvPeers[i]] : recvPeers[i]];
+    for (int i = 0; i < nsend; ++i) send_[i] = &ch_.sendTo[peerMap_ ? peerMap_[sendPeers[i]] : sendPeers[i]];
     srcPosition_ = srcPosition;
   }
+  // Until reset (null), the peers connect() names are indices into `map`
+  // (an algorithm run over ring positions: kernels_impl.cuh).
+  __device__ void mapPeers(const int *map) { peerMap_ = map; }
   __device__ void connect1(int recvPeer, int sendPeer) {
     const int r[1] = {recvPeer}, s[1] = {sendPeer};
     connect(r, recvPeer < 0 ? 0 : 1, s, sendPeer < 0 ? 0 : 1);
@@ -387,6 +390,7 @@ class DevicePrims {
   int *sError_;
   FifoEnd *recv_[kMaxPrimPeers] = {};
   FifoEnd *send_[kMaxPrimPeers] = {};
+  const int *peerMap_ = nullptr;
   int nrecv_ = 0, nsend_ = 0, srcPosition_ = 0;
 };
 

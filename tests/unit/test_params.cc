@@ -71,7 +71,7 @@ BOOST_AUTO_TEST_CASE(environment_values_are_validated) {
 // agreed at set-up; per-rank ones (the node identity) must not be.
 BOOST_AUTO_TEST_CASE(agreed_settings) {
   for (ParamId id : {ParamId::Algo, ParamId::Proto, ParamId::LLFlagBits, ParamId::ShmSlotSize, ParamId::ShmSlots,
-                     ParamId::DirectMaxBytes, ParamId::TreeMaxBytes, ParamId::Check})
+                     ParamId::DirectMaxBytes, ParamId::TreeMaxBytes, ParamId::Check, ParamId::NetDevice})
     BOOST_TEST((paramSpec(id).scope == ParamScope::Agreed), paramSpec(id).env);
   for (ParamId id : {ParamId::HostId, ParamId::Timeout, ParamId::Debug, ParamId::TraceFile, ParamId::Checksum})
     BOOST_TEST((paramSpec(id).scope == ParamScope::Local), paramSpec(id).env);
@@ -194,6 +194,18 @@ BOOST_AUTO_TEST_CASE(planner_choices) {
   BOOST_TEST(modelCostUs(Coll::Allreduce, Algo::Hierarchical, 8, uneven) < 0);
   BOOST_TEST(modelCostUs(Coll::Allreduce, Algo::RecursiveDoubling, 8, uneven) < 0);  // not a power of two
   BOOST_TEST(planCollective(Coll::Allreduce, 8, uneven).algo != Algo::RecursiveDoubling);
+  // Device buffers across nodes (issue 28): the kernels keep the host's
+  // node trees (bcast and reduce too), and run the ring (or chain) where
+  // the host would run an algorithm they lack (hierarchical, recursive
+  // doubling).
+  for (size_t bytes : {size_t(8), size_t(2048), size_t(64) << 10, size_t(4) << 20, size_t(64) << 20})
+    for (Coll c : {Coll::Allreduce, Coll::Bcast, Coll::Reduce, Coll::Allgather}) {
+      const Algo host = planCollective(c, bytes, twoByEightNics).algo;
+      const Algo kernels = planCollective(c, bytes, twoByEightNics, Engine::Kernels).algo;
+      if (host == Algo::Tree) BOOST_TEST((kernels == Algo::Tree || kernels == Algo::Direct));
+      BOOST_TEST((kernels == Algo::Tree || kernels == Algo::Direct || kernels == Algo::Ring || kernels == Algo::Chain),
+                 collName(c) << " " << bytes << " B: " << algoName(kernels));
+    }
   // Two nodes of one rank: recursive doubling would be the one-shot's one
   // exchange, which stands.
   PlanShape twoNodes;
