@@ -190,11 +190,12 @@ uint64_t fnv1a(const char *text, uint64_t h = 1469598103934665603ull) {
 // over all its NICs in the high 32 bits, one connection's in the low, MB/s
 // (bytes per microsecond); 0 when unknown.  A connection through a NIC
 // without RDMA is UCX's tcp, capped at what tcp moved here.  A GPU node
-// says 0: its ranks' data crosses nodes staged through host memory today,
-// and the model's measured constants were kept for it until the GPU path
-// across nodes (issue 28) is planned on its own (chorus_sim, 2 nodes of 8
-// H100: with the NICs' 50 GB/s against shared memory's 7 the model took
-// the ring over the hierarchy from 2 MiB, 2-4.7x slower).
+// says 0: the model's measured constants stay for it until the kernels'
+// path across nodes (the device proxy, transport/ucx/ucx_proxy.h) has a
+// cost model of its own; their plan maps the host's (planForKernels).
+// (chorus_sim, 2 nodes of 8 H100, device buffers staged: with the NICs'
+// 50 GB/s against shared memory's 7 the model took the ring over the
+// hierarchy from 2 MiB, 2-4.7x slower.)
 uint64_t packedNetwork() {
   const MachineNetwork network = topoMachineNetwork();
   if (network.gpus) return 0;

@@ -206,8 +206,8 @@ void printResources(const Machine &m, const std::vector<int> &nodeCounts) {
   printf("# resources per rank of a communicator over every rank (the most expensive rank of a sample);\n"
          "# host MiB: by-rank tables + this rank's shm segment + UCX FIFO copies of the linked peers (streaming\n"
          "# algorithms only / every remote peer: an alltoall or CHORUS_NET_CONNECT=eager); device: the CUDA\n"
-         "# executor's FIFOs (GPU presets, one node; across nodes device buffers are staged through host\n"
-         "# memory today);\n"
+         "# executor's FIFOs (GPU presets, one node; across nodes the simulator models device buffers\n"
+         "# staged through host memory, CHORUS_NET_DEVICE=staged, not yet the device proxy);\n"
          "# set-up: the bootstrap's allgathers and agreements, plus endpoints under eager. Goals at 16,384\n"
          "# ranks: host <= %.0f MiB, device <= %.0f MiB, set-up < %.0f s ('!' marks a miss).\n",
          kHostGoalMiB, kDeviceGoalMiB, kSetupGoalS);

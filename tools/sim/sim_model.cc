@@ -116,7 +116,7 @@ PlanShape planShapeOf(const Machine &m, const Layout &l) {
   shape.singleCopy = false;  // cross-memory attach is a runtime permission (ptrace scope): not assumed
   // CPU nodes of their own: the planner knows their NICs (comm/context.cc);
   // played ones share the machine's loopback, which it has measured; GPU
-  // nodes keep the measured constants too until issue 28's path.
+  // nodes keep the measured constants too (comm/context.cc: packedNetwork).
   if (l.nodes > 1 && m.machineCores == 0 && !m.gpu) {
     shape.netLinkBytesPerUs = m.net.gbPerS * 1000.0;
     shape.nodeNetBytesPerUs = shape.netLinkBytesPerUs * m.nicsPerNode;
