@@ -160,8 +160,8 @@ Status buildChannels(PeerLinks &ctx, CudaState &st) {
         // communicator spanning nodes runs no LL kernel: pickProto).
         if (ctx.nodeOf[size_t(p)] != ctx.nodeOf[size_t(ctx.rank)]) {
           if (proto == int(Proto::Simple)) {
-            send[p] = cudaNetSendEnd(*st.net, c, p);
-            recv[p] = cudaNetRecvEnd(*st.net, c, p);
+            send[p] = cudaNetEnd(*st.net, c, p, true);
+            recv[p] = cudaNetEnd(*st.net, c, p, false);
           } else {
             send[p] = recv[p] = FifoEnd{};
           }

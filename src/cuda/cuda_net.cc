@@ -126,22 +126,11 @@ Status cudaNetCreate(const PeerLinks &links, int nchannels, CudaNet **out) {
 #endif
 }
 
-FifoEnd cudaNetSendEnd(const CudaNet &net, int channel, int peer) {
+FifoEnd cudaNetEnd(const CudaNet &net, int channel, int peer, bool send) {
 #ifdef CHORUS_HAVE_UCX
-  return deviceView(netProxySendEnd(*net.proxy, channel, peer));
+  return deviceView(send ? netProxySendEnd(*net.proxy, channel, peer) : netProxyRecvEnd(*net.proxy, channel, peer));
 #else
-  (void)net, (void)channel;
-  FifoEnd e{};
-  e.peer = peer;
-  return e;
-#endif
-}
-
-FifoEnd cudaNetRecvEnd(const CudaNet &net, int channel, int peer) {
-#ifdef CHORUS_HAVE_UCX
-  return deviceView(netProxyRecvEnd(*net.proxy, channel, peer));
-#else
-  (void)net, (void)channel;
+  (void)net, (void)channel, (void)send;
   FifoEnd e{};
   e.peer = peer;
   return e;

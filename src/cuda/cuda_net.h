@@ -19,10 +19,9 @@ struct CudaNet;
 // (kCudaSlots x kCudaSlotBytes).  Not Ok when this rank could not; the
 // caller agrees on the outcome.
 Status cudaNetCreate(const PeerLinks &links, int nchannels, CudaNet **out);
-// The kernel's view (device pointers) of channel `channel`'s ends with
-// `peer`, on another node.
-FifoEnd cudaNetSendEnd(const CudaNet &net, int channel, int peer);
-FifoEnd cudaNetRecvEnd(const CudaNet &net, int channel, int peer);
+// The kernel's view (device pointers) of channel `channel`'s send (or
+// receive) end with `peer`, on another node.
+FifoEnd cudaNetEnd(const CudaNet &net, int channel, int peer, bool send);
 // The word the kernels poll (device pointer; DevCollArgs::netAbort).
 const int *cudaNetAbortWord(const CudaNet &net);
 Status cudaNetStart(CudaNet &net);
