@@ -252,6 +252,23 @@ bool netProxyFailure(NetProxy &proxy, Status *status, char *text, size_t len) {
 
 uint64_t netProxyMessages(const NetProxy &proxy) { return proxy.messages.load(std::memory_order_relaxed); }
 
+void netProxySetTestFaults(NetProxy &proxy, unsigned faults) {
+  for (auto &ch : proxy.channels) ucxSetTestFaults(*ch, faults);
+}
+
+UcxCounters netProxyCounters(const NetProxy &proxy) {
+  UcxCounters sum;
+  for (const auto &ch : proxy.channels) {
+    const UcxCounters one = ucxCounters(*ch);
+    sum.reordered += one.reordered;
+    sum.duplicated += one.duplicated;
+    sum.puts += one.puts;
+    sum.linkedPeers += one.linkedPeers;
+    sum.linkedBytes += one.linkedBytes;
+  }
+  return sum;
+}
+
 void netProxyFree(NetProxy *proxy) {
   if (!proxy) return;
   if (proxy->thread.joinable()) {

@@ -48,6 +48,7 @@
 #include "core/common.h"
 #include "transport/fifo.h"
 #include "transport/transport.h"
+#include "transport/ucx/ucx.h"
 
 namespace chorus {
 
@@ -82,8 +83,12 @@ Status netProxyStart(NetProxy &proxy, int *abortWord);
 void netProxyKick(NetProxy &proxy);
 // Why the links failed (false: they did not).
 bool netProxyFailure(NetProxy &proxy, Status *status, char *text, size_t len);
-// Messages posted to the network / credits sent, for tests and logs.
+// Messages posted to the network, for tests and logs.
 uint64_t netProxyMessages(const NetProxy &proxy);
+// Tests only: the ucx transport's faults (ucx.h, kNetFault*) on every
+// channel's messages, and what its channels' contexts counted (summed).
+void netProxySetTestFaults(NetProxy &proxy, unsigned faults);
+UcxCounters netProxyCounters(const NetProxy &proxy);
 // Stops the thread and frees every channel's context (its sends flushed,
 // bounded) and memory.  After the release barrier: a peer's kernel may
 // wait for what this proxy still carries until every rank passed it.
