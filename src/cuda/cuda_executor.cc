@@ -9,13 +9,13 @@
 #include <cstring>
 #include <vector>
 
+#include "coll/patterns.h"
 #include "transport/transport.h"
 #include "core/log.h"
 #include "core/params.h"
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_net.h"
 #include "cuda/device_pool.h"
-#include "coll/patterns.h"
 #include "cuda/gpu_sharing.h"
 #include "cuda/kernels.h"
 #include "transport/cuda_ipc/cuda_ipc.h"
@@ -221,9 +221,6 @@ Status localSetup(PeerLinks &ctx, CudaState &st, PeerInfo &self) {
   return Status::Ok;
 }
 
-// Collective over ctx.comm: every rank sets up, publishes its IPC handle in
-// a refreshed PeerInfo table, maps its peers.  Every rank learns whether any
-// failed, so nobody waits for a peer that gave up.
 // The ring orders and node layout for the kernels (DevCollArgs): channel
 // c's ring is the host engine's (ranks grouped by node) with each node's
 // ranks rotated by c, so that channel c enters a node of k ranks at its
@@ -257,6 +254,10 @@ Status copyNodeLayout(const NodeLayout &host, CudaState &st) {
   return Status::Ok;
 }
 
+// Collective over ctx.comm: every rank sets up, publishes its IPC handle in
+// a refreshed PeerInfo table, maps its peers on its node and links those on
+// other nodes (the device proxy, cuda_net.h).  Every rank learns whether
+// any failed, so nobody waits for a peer that gave up.
 Status createState(PeerLinks &ctx, CudaAttachment &cuda, const NodeLayout *nodes) {
   // The channel count fixes every rank's FIFO layout: agreed, the smallest
   // any rank's GPU can hold.
@@ -324,9 +325,9 @@ Status createState(PeerLinks &ctx, CudaAttachment &cuda, const NodeLayout *nodes
 }
 
 Proto pickProto(const CudaState &st, size_t bytes) {
-  // LL's flags need the lines' stores to land in order, which the proxy's
-  // copies across nodes do not keep: Simple there (and the slot is sent
-  // whole once, where LL would double its bytes on the wire).
+  // An LL sender posts no tail (its receivers poll the lines' flags), and
+  // the tail is what the device proxy watches: Simple across nodes (where
+  // LL would also double the bytes on the wire).
   if (st.net) return Proto::Simple;
   const char *forced = paramString(ParamId::Proto);
   if (!strcmp(forced, "simple")) return Proto::Simple;
