@@ -127,6 +127,16 @@ enum class ParamScope { Local, Agreed };
     "other nodes in pinned host memory carried by a proxy thread over UCX (Simple protocol; "     \
     "CUDA graph capture works); staged copies the whole buffers to host memory and runs the "     \
     "host engine (the test oracle and fallback). Every rank must set it alike.")                  \
+  X(NetGdr, Choice, Agreed, "CHORUS_NET_GDR", "auto", "0,1,auto",                                          \
+    "GPUDirect RDMA for device buffers across nodes (CHORUS_NET_DEVICE=kernels): the device "    \
+    "links' slots in GPU memory registered with UCX, which the NIC reads and writes, instead of " \
+    "pinned host memory. auto: only when UCX supports CUDA memory, a registration succeeds and "  \
+    "the GPU's NIC is within CHORUS_NET_GDR_LEVEL, on every rank; 1: required (set-up fails "    \
+    "where it cannot); 0: never. Every rank must set it alike.")                                   \
+  X(NetGdrLevel, Choice, Local, "CHORUS_NET_GDR_LEVEL", "PXB", "PIX,PXB,PHB,SYS",                        \
+    "The farthest PCIe path between a GPU and its NIC at which CHORUS_NET_GDR=auto uses "        \
+    "GPUDirect RDMA: PIX one switch, PXB several switches below the CPU, PHB through the CPU's "  \
+    "host bridge, SYS across sockets (NCCL_NET_GDR_LEVEL's classes).")                            \
   X(Checksum, Integer, Local, "CHORUS_CHECKSUM", "0", "0..1",                                            \
     "1: every message through a host FIFO (shared memory, UCX, publish rings) carries a checksum " \
     "that its receiver verifies; a corrupted one fails the collective with an error naming the "  \

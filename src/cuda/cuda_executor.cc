@@ -316,7 +316,8 @@ Status createState(PeerLinks &ctx, CudaAttachment &cuda, const NodeLayout *nodes
   cuda.state = st;
   if (st->net)
     CHORUS_INFO(kSubsysCuda, "rank %d: device buffers cross nodes on the kernels, %d channels, Simple protocol, "
-                "through pinned host memory (no GPUDirect RDMA) and a proxy thread over UCX", ctx.rank, st->nchannels);
+                "slots in %s and a proxy thread over UCX", ctx.rank, st->nchannels,
+                cudaNetGdr(*st->net) ? "device memory (GPUDirect RDMA)" : "pinned host memory (no GPUDirect RDMA)");
   CHORUS_INFO(kSubsysCuda,
               "CUDA executor ready on GPU %d: %d channels x %d slots of %zu bytes (LL: %zu) per peer, %zu KiB of FIFOs",
               st->device, st->nchannels, kCudaSlots, kCudaSlotBytes, kCudaLLSlotBytes,

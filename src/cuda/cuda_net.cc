@@ -1,16 +1,21 @@
 // Device FIFOs to ranks on other nodes: pinned host memory for the device
 // proxy's FIFO copies, and the kernels' views of them (cuda_net.h).
 //
-// Why pinned host memory and not device memory registered with UCX
-// (GPUDirect RDMA): UCX as Debian builds it has no CUDA memory support, and
-// without GPUDirect every byte crosses PCIe into host memory before it can
-// leave the node anyway.  The kernel's stores go there directly (one PCIe
-// crossing, as a NIC reading device memory would make), and the peer's
-// kernel reads its receive slots across PCIe; no CPU copies a byte on the
-// way when UCX puts (CHORUS_NET_PROTO).
+// Without GPUDirect RDMA every byte crosses PCIe into host memory before
+// it can leave the node, so the slots are pinned host memory the GPU maps:
+// the kernel's stores go there directly (one PCIe crossing, as a NIC
+// reading device memory would make), the peer's kernel reads its receive
+// slots across PCIe, and no CPU copies a byte on the way when UCX puts
+// (CHORUS_NET_PROTO).  With it (CHORUS_NET_GDR), the slots move to device
+// memory registered with UCX as CUDA memory, which the NIC reads and writes
+// directly; the counters stay in pinned host memory, since the proxy
+// reads them.  UCX as Debian builds it has no CUDA memory support, so
+// there `auto` says no; the CPU emulation runs the path under
+// CHORUS_NET_GDR=1, its device memory being host memory.
 #include "cuda/cuda_net.h"
 
 #include <cuda_runtime.h>
+#include <mpi.h>
 
 #include <cstdio>
 #include <cstring>
@@ -18,10 +23,14 @@
 #include <vector>
 
 #include "core/log.h"
+#include "core/params.h"
 #include "cuda/cuda_check.h"
 #include "cuda/device_channel.h"
 #include "cuda/device_pool.h"
+#include "topo/topology.h"
 #ifdef CHORUS_HAVE_UCX
+#include <ucs/memory/memory_type.h>
+
 #include "transport/ucx/ucx_proxy.h"
 #endif
 
@@ -76,6 +85,17 @@ T *deviceAddress(T *host) {
   return nullptr;
 }
 
+#ifdef CHORUS_HAVE_UCX
+// Device memory for the slots under GPUDirect RDMA: its own address on
+// the device.
+void *takeDeviceSlots(size_t bytes) {
+  void *p = nullptr;
+  if (devicePoolTake(PoolMemory::Device, bytes, &p) != Status::Ok) return nullptr;
+  std::lock_guard<std::mutex> lock(g_blocksMutex);
+  g_blocks.push_back({static_cast<char *>(p), static_cast<char *>(p), bytes});
+  return p;
+}
+
 FifoEnd deviceView(const FifoEnd &host) {
   FifoEnd e = host;
   e.header = deviceAddress(host.header);
@@ -87,6 +107,82 @@ FifoEnd deviceView(const FifoEnd &host) {
   return e;
 }
 
+// The device whose GPUDirect writes a put's arrival flushes (the proxy's
+// and UCX's threads have no current device of their own).
+int g_gdrDevice = 0;
+
+// A put into device memory has landed (its notice came behind a fence):
+// its PCIe writes may still be on their way into the GPU's memory, which
+// the kernel reads once the tail rises.  The flush makes them visible
+// first, as NCCL's flush read does.
+void flushGdrWrites() {
+#ifndef CHORUS_CUDA_EMULATION
+  int current = -1;
+  if (cudaGetDevice(&current) != cudaSuccess || current != g_gdrDevice) cudaSetDevice(g_gdrDevice);
+  if (cudaDeviceFlushGPUDirectRDMAWrites(cudaFlushGPUDirectRDMAWritesTargetCurrentDevice,
+                                         cudaFlushGPUDirectRDMAWritesToOwner) != cudaSuccess)
+    cudaGetLastError();
+#endif
+}
+
+#ifndef CHORUS_CUDA_EMULATION
+// CHORUS_NET_GDR_LEVEL as a path class (PIX, PXB, PHB, SYS).
+PathClass gdrLevel() {
+  const char *level = paramString(ParamId::NetGdrLevel);
+  for (int c = int(PathClass::SameSwitch); c <= int(PathClass::CrossNuma); ++c)
+    if (strcmp(level, pathClassName(PathClass(c))) == 0) return PathClass(c);
+  return PathClass::SwitchTree;
+}
+#endif
+
+// This rank's answer to CHORUS_NET_GDR, before the ranks agree; `why`
+// says what decided it.
+bool gdrHere(const PeerLinks &links, char *why, size_t len) {
+  const char *setting = paramString(ParamId::NetGdr);
+  if (strcmp(setting, "0") == 0) {
+    snprintf(why, len, "CHORUS_NET_GDR=0");
+    return false;
+  }
+  const bool forced = strcmp(setting, "1") == 0;
+#ifdef CHORUS_CUDA_EMULATION
+  (void)links;
+  if (forced) snprintf(why, len, "CHORUS_NET_GDR=1 on the CPU emulation of CUDA, whose device memory is host memory");
+  else snprintf(why, len, "the CPU emulation of CUDA has no GPUDirect RDMA (CHORUS_NET_GDR=1 runs the path)");
+  return forced;
+#else
+  void *probe = nullptr;
+  constexpr size_t kProbeBytes = 64 * 1024;
+  if (devicePoolTake(PoolMemory::Device, kProbeBytes, &probe) != Status::Ok) {
+    snprintf(why, len, "no device memory for a registration probe");
+    return false;
+  }
+  const bool registers = netProxyCanRegister(links, UCS_MEMORY_TYPE_CUDA, probe, kProbeBytes, why, len);
+  devicePoolGive(probe);
+  if (!registers) return false;
+  if (forced) {
+    snprintf(why, len, "CHORUS_NET_GDR=1, and UCX registers CUDA memory");
+    return true;
+  }
+  NodeTopology topo;
+  int gpu = -1, nic = -1;
+  if (topoLoadLocal(&topo) == Status::Ok) {
+    gpu = topoKeyGpu(topoRankKey(topoCurrentCudaDevice()));
+    if (gpu >= 0 && gpu < int(topo.gpus.size())) nic = topo.nicForGpu(gpu);
+  }
+  if (nic < 0) {
+    snprintf(why, len, "the topology shows no NIC for this rank's GPU");
+    return false;
+  }
+  const PathClass path = topo.gpuNicPath(gpu, nic);
+  const bool near = int(path) <= int(gdrLevel());
+  snprintf(why, len, "UCX registers CUDA memory, and GPU %d meets NIC %s at %s, %s CHORUS_NET_GDR_LEVEL=%s", gpu,
+           topo.nics[size_t(nic)].name.c_str(), pathClassName(path), near ? "within" : "beyond",
+           paramString(ParamId::NetGdrLevel));
+  return near;
+#endif
+}
+#endif
+
 }  // namespace
 
 struct CudaNet {
@@ -95,6 +191,7 @@ struct CudaNet {
 #endif
   int *abortHost = nullptr;  // pinned, mapped: DevCollArgs::netAbort
   int *abortDevice = nullptr;
+  bool gdr = false;          // the slots in device memory (CHORUS_NET_GDR)
 };
 
 Status cudaNetCreate(const PeerLinks &links, int nchannels, CudaNet **out) {
@@ -111,8 +208,34 @@ Status cudaNetCreate(const PeerLinks &links, int nchannels, CudaNet **out) {
   config.nchannels = nchannels;
   config.slotBytes = kCudaSlotBytes;
   config.nslots = kCudaSlots;
-  config.alloc = takeMapped;
-  config.release = giveMapped;
+  config.memory.alloc = takeMapped;
+  config.memory.release = giveMapped;
+  // GPUDirect RDMA: on every rank or none (a full slot into device memory
+  // may come by put only, so both ends of a link must agree).
+  char why[256] = "";
+  const int here = word && gdrHere(links, why, sizeof why);
+  int everywhere = 0;
+  CHORUS_MPICHECK(MPI_Allreduce(&here, &everywhere, 1, MPI_INT, MPI_MIN, links.comm));
+  if (strcmp(paramString(ParamId::NetGdr), "1") == 0 && !everywhere) {
+    // (An agreed setting: every rank returns here.)
+    CHORUS_WARN("rank %d: CHORUS_NET_GDR=1, but %s", links.rank,
+                here ? "another rank cannot use GPUDirect RDMA (its WARN line says why)" : why);
+    return Status::Unsupported;
+  }
+  CHORUS_INFO(kSubsysNet, "rank %d: GPUDirect RDMA %s for the device links across nodes: %s", links.rank,
+              everywhere ? "on" : "off", here && !everywhere ? "another rank cannot use it" : why);
+  net->gdr = everywhere != 0;
+  if (everywhere) {
+    CHORUS_CUDACHECK(cudaGetDevice(&g_gdrDevice));
+    config.memory.slotAlloc = takeDeviceSlots;
+    config.memory.slotFree = giveMapped;
+#ifdef CHORUS_CUDA_EMULATION
+    config.memory.slotsMemoryType = UCS_MEMORY_TYPE_HOST;
+#else
+    config.memory.slotsMemoryType = UCS_MEMORY_TYPE_CUDA;
+#endif
+    config.memory.slotsFlush = flushGdrWrites;
+  }
   // Collective: every rank enters, whatever failed above.
   const Status s = netProxyCreate(links, config, &net->proxy);
   if (s != Status::Ok) return s;
@@ -138,6 +261,8 @@ FifoEnd cudaNetEnd(const CudaNet &net, int channel, int peer, bool send) {
 }
 
 const int *cudaNetAbortWord(const CudaNet &net) { return net.abortDevice; }
+
+bool cudaNetGdr(const CudaNet &net) { return net.gdr; }
 
 Status cudaNetStart(CudaNet &net) {
 #ifdef CHORUS_HAVE_UCX

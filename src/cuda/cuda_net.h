@@ -24,6 +24,8 @@ Status cudaNetCreate(const PeerLinks &links, int nchannels, CudaNet **out);
 FifoEnd cudaNetEnd(const CudaNet &net, int channel, int peer, bool send);
 // The word the kernels poll (device pointer; DevCollArgs::netAbort).
 const int *cudaNetAbortWord(const CudaNet &net);
+// Whether the slots are in device memory (GPUDirect RDMA, CHORUS_NET_GDR).
+bool cudaNetGdr(const CudaNet &net);
 Status cudaNetStart(CudaNet &net);
 // A launch went to a stream: the proxy looks now.
 void cudaNetKick(CudaNet &net);

@@ -15,6 +15,26 @@ namespace chorus {
 struct PeerLinks;
 struct TransportOps;
 
+// The memory of a network transport's FIFO copies (PeerLinks::netMemory).
+// Default: aligned_alloc and free.  The device proxy's links
+// (transport/ucx/ucx_proxy.h) take pinned host memory the GPU maps, so that
+// kernels write and read them (`alloc`: kFifoAlign-aligned; the transport
+// zeroes it).  Under GPUDirect RDMA (CHORUS_NET_GDR) the slots of a link's
+// two copies take an allocation of their own (`slotAlloc`): device memory
+// that UCX registers as `slotsMemoryType` (a ucs_memory_type_t) and the
+// NIC reads and writes, headers and inline slots staying in `alloc`'s.
+// Full slots then travel only by put (no CPU copies into them), and
+// `slotsFlush`, when set, runs after a put has landed and before the
+// receive tail rises (GPUDirect writes the GPU may not see yet).
+struct NetCopyMemory {
+  void *(*alloc)(size_t bytes) = nullptr;
+  void (*release)(void *memory) = nullptr;
+  void *(*slotAlloc)(size_t bytes) = nullptr;
+  void (*slotFree)(void *memory) = nullptr;
+  int slotsMemoryType = 0;
+  void (*slotsFlush)() = nullptr;
+};
+
 // What each rank publishes in the bootstrap allgather: one POD per rank.
 constexpr int kShmNameMax = 64;
 constexpr int kIpcHandleBytes = 64;   // sizeof(cudaIpcMemHandle_t), checked in cuda_ipc.cc
@@ -77,12 +97,7 @@ struct PeerLinks {
   // the wiring knows which links the algorithms stream on (coll/bulk_links.h).
   bool (*fullLink)(const PeerLinks &links, int receiver, int sender) = nullptr;
   bool checksum = false;                  // CHORUS_CHECKSUM on any rank: every host FIFO has its checksum area
-  // The memory of a network transport's FIFO copies (null: aligned_alloc
-  // and free).  The device proxy's links (transport/ucx/ucx_proxy.h) take
-  // pinned host memory the GPU maps, so that kernels write and read them.
-  // Zeroed by the transport; kFifoAlign-aligned by the allocator.
-  void *(*netCopyAlloc)(size_t bytes) = nullptr;
-  void (*netCopyFree)(void *memory) = nullptr;
+  NetCopyMemory netMemory{};  // where a network transport's FIFO copies live
   size_t shmSegmentBytes = 0;             // this rank's shm segment (0: no peer on its node), for tests and logs
   // This rank's progress, in its shm segment where its node has peers
   // (else ownStatus), and every peer's on this node (null elsewhere).

@@ -12,6 +12,9 @@
 // naming it ("arrived twice") and raise the word the kernels poll.
 // Run by proxy-np3-each.test (and with UCX reordering every data message
 // under CHORUS_TEST_NET_FAULTS=reorder by proxy-np3-each-reorder.test).
+// CHORUS_TEST_PROXY_SLOTS_APART=1 (proxy-np3-each-apart.test): the slots in
+// an allocation of their own, as GPUDirect RDMA lays them out (here host
+// memory), which only puts may fill.
 #include <mpi.h>
 #include <sched.h>
 
@@ -82,8 +85,13 @@ bool startProxy(MPI_Comm c, Played &p) {
   config.nchannels = kChannels;
   config.slotBytes = kSlotBytes;
   config.nslots = kSlots;
-  config.alloc = takeAligned;
-  config.release = free;
+  config.memory.alloc = takeAligned;
+  config.memory.release = free;
+  if (getenv("CHORUS_TEST_PROXY_SLOTS_APART")) {
+    config.memory.slotAlloc = takeAligned;
+    config.memory.slotFree = free;
+    config.memory.slotsMemoryType = 0;  // UCS_MEMORY_TYPE_HOST
+  }
   if (chorus::netProxyCreate(*ctx, config, &p.proxy) != chorus::Status::Ok) {
     fail("netProxyCreate failed");
     return false;
@@ -160,6 +168,11 @@ void streamAroundTheRing() {
   chorus::Status s;
   char text[400];
   if (chorus::netProxyFailure(*p.proxy, &s, text, sizeof text)) fail(std::string("ring: the proxy failed: ") + text);
+  // Slots apart: every message went by put, whatever CHORUS_NET_PROTO says.
+  const uint64_t puts = chorus::netProxyCounters(*p.proxy).puts;
+  if (getenv("CHORUS_TEST_PROXY_SLOTS_APART") && why.empty() && puts != kMessages * kChannels)
+    fail("ring: the slots apart took " + std::to_string(puts) + " puts for " + std::to_string(kMessages * kChannels) +
+         " messages");
   // Under CHORUS_TEST_NET_FAULTS=reorder the transport must have swapped
   // messages (each rank's proxy meets whole windows at once).
   const char *faults = getenv("CHORUS_TEST_NET_FAULTS");

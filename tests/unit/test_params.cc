@@ -71,7 +71,8 @@ BOOST_AUTO_TEST_CASE(environment_values_are_validated) {
 // agreed at set-up; per-rank ones (the node identity) must not be.
 BOOST_AUTO_TEST_CASE(agreed_settings) {
   for (ParamId id : {ParamId::Algo, ParamId::Proto, ParamId::LLFlagBits, ParamId::ShmSlotSize, ParamId::ShmSlots,
-                     ParamId::DirectMaxBytes, ParamId::TreeMaxBytes, ParamId::Check, ParamId::NetDevice})
+                     ParamId::DirectMaxBytes, ParamId::TreeMaxBytes, ParamId::Check, ParamId::NetDevice,
+                     ParamId::NetGdr})
     BOOST_TEST((paramSpec(id).scope == ParamScope::Agreed), paramSpec(id).env);
   for (ParamId id : {ParamId::HostId, ParamId::Timeout, ParamId::Debug, ParamId::TraceFile, ParamId::Checksum})
     BOOST_TEST((paramSpec(id).scope == ParamScope::Local), paramSpec(id).env);

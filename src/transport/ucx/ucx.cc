@@ -96,25 +96,46 @@ ucp_ep_h ucxEndpoint(UcxState &st, int peer) {
 // (full where it streams bulk data): the sender's copy stages what the
 // receiver's receives.  The peer at the other end makes its own copies
 // when it first uses the link, or when our first message reaches it.
+//
+// With the slots apart (NetCopyMemory::slotAlloc, GPUDirect RDMA) both
+// copies' slots are one allocation of their own, send copy's first, and
+// the copies keep their headers and inline slots only.
 Status ucxLinkPeer(UcxState &st, int peer) {
   PeerLinks &ctx = *st.ctx;
   if (st.sendCopy[size_t(peer)]) return Status::Ok;
+  const FifoShape outShape = fifoShape(ctx, peer, ctx.rank), inShape = fifoShape(ctx, ctx.rank, peer);
   size_t outBytes = 0;
-  const size_t bytes = netLinkBytes(ctx, peer, &outBytes);
-  char *memory = static_cast<char *>(ctx.netCopyAlloc ? ctx.netCopyAlloc(bytes) : aligned_alloc(kFifoAlign, bytes));
-  if (!memory) {
-    CHORUS_WARN("rank %d: no memory for the UCX FIFO copies of its link to rank %d (%zu bytes)", ctx.rank, peer, bytes);
+  size_t bytes = netLinkBytes(ctx, peer, &outBytes);
+  const size_t outSlots = outShape.slotBytes * size_t(outShape.nslots);
+  const size_t slotBytes = st.slotsApart ? outSlots + inShape.slotBytes * size_t(inShape.nslots) : 0;
+  char *slots = nullptr;
+  if (st.slotsApart) {
+    outBytes -= outSlots;
+    bytes -= slotBytes;
+    slots = static_cast<char *>(ctx.netMemory.slotAlloc(slotBytes));
+  }
+  char *memory = static_cast<char *>(ctx.netMemory.alloc ? ctx.netMemory.alloc(bytes) : aligned_alloc(kFifoAlign, bytes));
+  if (!memory || (st.slotsApart && !slots)) {
+    CHORUS_WARN("rank %d: no memory for the UCX FIFO copies of its link to rank %d (%zu bytes%s)", ctx.rank, peer,
+                bytes + slotBytes, st.slotsApart ? ", the slots in device memory" : "");
+    if (memory) ctx.netMemory.release ? ctx.netMemory.release(memory) : free(memory);
+    if (slots) ctx.netMemory.slotFree(slots);
     return Status::SystemError;
   }
   memset(memory, 0, bytes);
   st.sendCopy[size_t(peer)] = memory;
   st.recvCopy[size_t(peer)] = memory + outBytes;
-  ctx.sendTo[size_t(peer)] = makeHostFifoEnd(ctx, memory, fifoShape(ctx, peer, ctx.rank), peer);
-  ctx.recvFrom[size_t(peer)] = makeHostFifoEnd(ctx, memory + outBytes, fifoShape(ctx, ctx.rank, peer), peer);
-  ctx.sendTo[size_t(peer)].remote = ctx.recvFrom[size_t(peer)].remote = 1;
+  FifoEnd &out = ctx.sendTo[size_t(peer)], &in = ctx.recvFrom[size_t(peer)];
+  out = makeHostFifoEnd(ctx, memory, outShape, peer);
+  in = makeHostFifoEnd(ctx, memory + outBytes, inShape, peer);
+  if (slots) {
+    out.slots = slots;
+    in.slots = slots + outSlots;
+  }
+  out.remote = in.remote = 1;
   st.rkeysOwed.push_back(peer);
   ++st.counters.linkedPeers;
-  st.counters.linkedBytes += bytes;
+  st.counters.linkedBytes += bytes + slotBytes;
   return Status::Ok;
 }
 
@@ -437,6 +458,12 @@ Status ucxConnect(PeerLinks &ctx, const PeerInfo *all) {
   st.rkeyOut.assign(n, {});
   st.putTo.assign(n, PutTarget{});
   ucxChoosePutProtocol(st);
+  // Slots in device memory take puts only: no CPU copies into them.
+  st.slotsApart = ctx.netMemory.slotAlloc != nullptr && !ctx.checksum;
+  if (st.slotsApart) {
+    st.putMinBytes = 1;
+    st.putNativeOnly = false;
+  }
   // Every rank draws a nonce; every rank mixes all of them alike, so all
   // hold the same token, which only the ranks of this communicator know.
   uint64_t token = 0x243f6a8885a308d3ull;
@@ -631,9 +658,13 @@ Status ucxFree(PeerLinks &ctx) {
     CHORUS_WARN("rank %d dropped %llu UCX messages without a token of its communicators while this one lived",
                 ctx.rank, (unsigned long long)counters.forgedDropped);
   ucxReleaseWorker(*st);
-  // (Each link's one allocation starts at its send copy.)
-  for (char *memory : st->sendCopy)
-    if (memory) ctx.netCopyFree ? ctx.netCopyFree(memory) : free(memory);
+  // (Each link's one allocation starts at its send copy; the slots apart
+  // start at the send copy's slots.)
+  for (size_t p = 0; p < st->sendCopy.size(); ++p) {
+    if (!st->sendCopy[p]) continue;
+    if (st->slotsApart) ctx.netMemory.slotFree(ctx.sendTo[p].slots);
+    ctx.netMemory.release ? ctx.netMemory.release(st->sendCopy[p]) : free(st->sendCopy[p]);
+  }
   for (NetHeader *h : st->freeHeaders) delete h;
   delete st;
   ctx.netState = nullptr;

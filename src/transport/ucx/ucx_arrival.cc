@@ -99,7 +99,16 @@ void acceptData(UcxState &st, const NetHeader &h, const void *data, size_t lengt
             e.slotBytes, kInlineLines);
     return;
   }
+  // Slots in device memory (GPUDirect RDMA) are the NIC's to fill: a CPU
+  // copy into them would be wrong, so a full slot must come by put.
+  if (st.slotsApart && !put && !h.lines) {
+    violate(st, "message %llu from rank %d: a full slot as an active message, where this link's slots are device "
+            "memory that only puts fill (CHORUS_NET_GDR must be alike on every rank)", (unsigned long long)m, src);
+    return;
+  }
   if (!creditFits(st, src, h.credit)) return;
+  // A put's bytes may still be on their way into the GPU (GPUDirect RDMA).
+  if (put && st.slotsApart && st.ctx->netMemory.slotsFlush) st.ctx->netMemory.slotsFlush();
   if (h.lines) memcpy(e.inlineSlot(m), data, length);
   else if (length) memcpy(e.slot(m), data, length);
   if (!h.lines) __atomic_store_n(&e.inlineSlot(m)[0].flag, h.first, __ATOMIC_RELAXED);

@@ -72,15 +72,20 @@ void recordFailure(NetProxy &proxy, Status s, const char *text) {
 // UCX still holds sends of it to progress.
 bool serveChannel(NetProxy &proxy, PeerLinks &ch) {
   const NetOps &net = ucxNetOps();
+  const UcxState &st = *static_cast<const UcxState *>(ch.netState);
   bool active = false;
   for (int p : proxy.remotePeers) {
     FifoEnd &out = ch.sendTo[size_t(p)];
     FifoEnd &in = ch.recvFrom[size_t(p)];
+    // Slots in device memory go by put only: until the peer's rkey is
+    // here, its messages wait (the first ones after set-up, briefly).
+    const bool mayPost = !st.slotsApart || ucxPutReady(st, p);
+    if (!mayPost) active = true;
     // What the kernel consumed first: a message going back carries it.
     const uint64_t consumed = __atomic_load_n(&in.header->head.value, __ATOMIC_ACQUIRE);
     if (consumed > in.step) in.step = consumed;
     const uint64_t posted = __atomic_load_n(&out.header->tail.value, __ATOMIC_ACQUIRE);
-    while (out.step < posted) {
+    while (mayPost && out.step < posted) {
       const uint64_t m = out.step;
       InlineLine *lines = out.inlineSlot(m);
       const uint64_t bytes = __atomic_load_n(&lines[1].flag, __ATOMIC_RELAXED);
@@ -163,8 +168,7 @@ Status setupChannels(NetProxy &proxy, const PeerLinks &base) {
     ch->fullFifo = ch->smallFifo = FifoShape{proxy.config.slotBytes, proxy.config.nslots};
     ch->fullLink = everyLinkFull;
     ch->netTransport = &kUcxTransport;
-    ch->netCopyAlloc = proxy.config.alloc;
-    ch->netCopyFree = proxy.config.release;
+    ch->netMemory = proxy.config.memory;
     PeerInfo self = ch->peers[size_t(base.rank)];
     if (s == Status::Ok) s = kUcxTransport.setup(*ch, self);
     mine[size_t(c)] = self.netNonce;
@@ -208,11 +212,12 @@ Status netProxyCreate(const PeerLinks &base, const NetProxyConfig &config, NetPr
   if (proxy->remotePeers.empty()) return Status::Ok;  // (the caller creates none then)
   const Status s = setupChannels(*proxy, base);
   if (s == Status::Ok) {
-    size_t bytes = 0;
-    for (int p : proxy->remotePeers) bytes += netLinkBytes(*proxy->channels.front(), p);
+    const UcxCounters one = ucxCounters(*proxy->channels.front());
     CHORUS_INFO(kSubsysNet, "rank %d: device links to %zu ranks on other nodes, %d channels of %d slots of %zu "
-                "bytes, %zu KiB of pinned host memory", base.rank, proxy->remotePeers.size(), config.nchannels,
-                config.nslots, config.slotBytes, bytes * size_t(config.nchannels) / 1024);
+                "bytes, %llu KiB of FIFO copies%s", base.rank, proxy->remotePeers.size(), config.nchannels,
+                config.nslots, config.slotBytes,
+                (unsigned long long)(one.linkedBytes * uint64_t(config.nchannels) / 1024),
+                config.memory.slotAlloc ? " (the slots in device memory)" : " in pinned host memory");
   }
   return s;
 }
@@ -247,6 +252,37 @@ bool netProxyFailure(NetProxy &proxy, Status *status, char *text, size_t len) {
   if (!proxy.failed.load(std::memory_order_acquire)) return false;
   *status = proxy.failStatus;
   snprintf(text, len, "%s", proxy.failText);
+  return true;
+}
+
+bool netProxyCanRegister(const PeerLinks &base, int memoryType, void *probe, size_t bytes, char *why, size_t len) {
+  const auto *st = static_cast<const UcxState *>(base.netState);
+  if (!st || !st->ucp) {
+    snprintf(why, len, "no UCX context on this communicator");
+    return false;
+  }
+  std::lock_guard<std::recursive_mutex> lock(ucxWorkerLock());
+  ucp_context_attr_t attr = {};
+  attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
+  ucs_status_t s = ucp_context_query(st->ucp, &attr);
+  if (s != UCS_OK || !(attr.memory_types & UCS_BIT(memoryType))) {
+    snprintf(why, len, "UCX reports no support for %s memory (built without it, or UCX_TLS leaves it out)",
+             ucs_memory_type_names[memoryType]);
+    return false;
+  }
+  ucp_mem_map_params_t mp = {};
+  mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH | UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE;
+  mp.address = probe;
+  mp.length = bytes;
+  mp.memory_type = ucs_memory_type_t(memoryType);
+  ucp_mem_h memh = nullptr;
+  s = ucp_mem_map(st->ucp, &mp, &memh);
+  if (s != UCS_OK) {
+    snprintf(why, len, "UCX could not register %s memory: %s", ucs_memory_type_names[memoryType],
+             ucs_status_string(s));
+    return false;
+  }
+  ucp_mem_unmap(st->ucp, memh);
   return true;
 }
 

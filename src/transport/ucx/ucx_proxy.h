@@ -55,15 +55,20 @@ namespace chorus {
 struct NetProxy;
 
 // The kernels' FIFO shape on these links, and where their memory comes
-// from: pinned, GPU-mapped host memory (alloc returns kFifoAlign-aligned
-// memory or null).
+// from: pinned, GPU-mapped host memory, the slots in device memory under
+// GPUDirect RDMA.
 struct NetProxyConfig {
   int nchannels = 1;
   size_t slotBytes = 0;
   int nslots = 0;
-  void *(*alloc)(size_t bytes) = nullptr;
-  void (*release)(void *memory) = nullptr;
+  NetCopyMemory memory;  // (transport.h; slotAlloc set: GPUDirect RDMA's layout)
 };
+
+// Whether the process's UCX can register memory of type `memoryType` (a
+// ucs_memory_type_t; CUDA for GPUDirect RDMA), and a registration of
+// `probe` (`bytes`) as that type succeeds; when not, `why` says which.
+// `base`: a communicator context whose ucx transport is set up.
+bool netProxyCanRegister(const PeerLinks &base, int memoryType, void *probe, size_t bytes, char *why, size_t len);
 
 // Collective over base.comm: every rank sets up its channels' contexts,
 // links every peer on another node (the kernels' FIFO pointers must exist

@@ -97,6 +97,15 @@ std::vector<char> registerLink(UcxState &st, int peer) {
   mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
   mp.address = st.sendCopy[size_t(peer)];
   mp.length = netLinkBytes(ctx, peer);
+  if (st.slotsApart) {
+    // Only the slots take puts: both copies' slots, of the memory type
+    // they are (device memory under GPUDirect RDMA).
+    const FifoShape out = fifoShape(ctx, peer, ctx.rank), in = fifoShape(ctx, ctx.rank, peer);
+    mp.address = ctx.sendTo[size_t(peer)].slots;
+    mp.length = out.slotBytes * size_t(out.nslots) + in.slotBytes * size_t(in.nslots);
+    mp.field_mask |= UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE;
+    mp.memory_type = ucs_memory_type_t(ctx.netMemory.slotsMemoryType);
+  }
   ucp_mem_h &memh = st.linkMemh[size_t(peer)];
   ucs_status_t s = ucp_mem_map(st.ucp, &mp, &memh);
   if (s != UCS_OK) {
@@ -131,7 +140,10 @@ void ucxSendOwedRkeys(UcxState &st) {
     std::vector<char> &out = st.rkeyOut[size_t(p)];
     out = registerLink(st, p);
     if (out.empty()) continue;
-    const uint64_t where = uint64_t(reinterpret_cast<uintptr_t>(st.recvCopy[size_t(p)]));
+    // Where a put's offset counts from: our receive copy, or its slots
+    // when they are apart (the sender counts from its send copy's alike).
+    const char *base = st.slotsApart ? st.ctx->recvFrom[size_t(p)].slots : st.recvCopy[size_t(p)];
+    const uint64_t where = uint64_t(reinterpret_cast<uintptr_t>(base));
     ucxSend(st, p, kAmRkey, NetHeader{st.token, int32_t(st.ctx->rank), 0, where, 0, 0, 0}, out.data(), out.size());
   }
 }
@@ -180,7 +192,8 @@ bool ucxPutSlot(UcxState &st, const FifoEnd &e, uint64_t msg, size_t bytes) {
   if (!unpackRkey(st, e.peer, t) || (!t.native && st.putNativeOnly)) return false;
   const char *slot = e.slot(msg);
   ucp_request_param_t param = {};
-  const uint64_t remote = t.remoteRecvCopy + uint64_t(slot - st.sendCopy[size_t(e.peer)]);
+  const char *base = st.slotsApart ? st.ctx->sendTo[size_t(e.peer)].slots : st.sendCopy[size_t(e.peer)];
+  const uint64_t remote = t.remoteRecvCopy + uint64_t(slot - base);
   ucs_status_ptr_t req = ucp_put_nbx(st.eps[size_t(e.peer)], slot, bytes, remote, t.rkey, &param);
   if (UCS_PTR_IS_ERR(req)) {
     // The peer's endpoint failed: the notice's send says so too.
@@ -193,6 +206,11 @@ bool ucxPutSlot(UcxState &st, const FifoEnd &e, uint64_t msg, size_t bytes) {
   ucp_worker_fence(st.worker);
   ++st.counters.puts;
   return true;
+}
+
+bool ucxPutReady(const UcxState &st, int peer) {
+  const PutTarget &t = st.putTo[size_t(peer)];
+  return t.rkey || !t.packedRkey.empty();
 }
 
 void ucxReleasePuts(UcxState &st) {

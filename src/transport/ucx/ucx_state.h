@@ -129,6 +129,9 @@ struct UcxState {
   bool sentSinceFlush = false;    // a collective on this node only needs no flush
   bool progressAttached = false;  // the progress thread finishes what a collective's flush leaves
   bool wakeProgress = false;      // the collective left UCX a flush to finish: wake the thread at its end
+  // The links' slots in an allocation of their own (NetCopyMemory::slotAlloc,
+  // GPUDirect RDMA): full slots come and go by put only.
+  bool slotsApart = false;
 };
 // What the by-rank tables above keep for each rank of the communicator
 // (ucxConnect sizes them all to nranks), for the footprint: a vector added
@@ -195,6 +198,8 @@ void ucxChoosePutProtocol(UcxState &st);
 void ucxSendOwedRkeys(UcxState &st);
 void ucxTakeRkey(UcxState &st, int peer, uint64_t recvCopy, const void *packed, size_t bytes);
 bool ucxPutSlot(UcxState &st, const FifoEnd &e, uint64_t msg, size_t bytes);
+// Whether a put to `peer` can go now (its rkey came).
+bool ucxPutReady(const UcxState &st, int peer);
 void ucxReleasePuts(UcxState &st);
 
 // The FIFO copies for `peer`, allocated and their ends filled, once
