@@ -90,10 +90,11 @@ asan_status=0
 # netfaults-np4-2x2: forged and malformed UCX messages (a 4096-line header,
 # a number outside the window) must be refused before a byte is copied,
 # which the sanitizers see.
-# proxy-np3-each: the device proxy's thread and its links (played kernels).
+# proxy-np3-each(-apart): the device proxy's thread and its links (played
+# kernels; the slots apart as under GPUDirect RDMA).
 asan_tests="coll-np3-ring.test coll-np3-tree.test coll-np4-direct.test coll-np4-2x2.test kill-np3-one.test
   kill-np2-each.test checksum-np2-one.test checksum-np4-2x2.test coll-np3-single_copy.test netfaults-np4-2x2.test
-  proxy-np3-each.test"
+  proxy-np3-each.test proxy-np3-each-apart.test"
 asan_programs="test_collectives test_kill test_checksum test_netfaults net_forger test_proxy"
 if [ "${CHORUS_TEST_SANITIZERS:-1}" != 0 ]; then
   mkdir -p _build_asan
