@@ -28,6 +28,12 @@ echo "$mpirun -np $np (layout ${CHORUS_TEST_LAYOUT:-one node}, CHORUS_TIMEOUT=$C
 start=$(date +%s)
 timeout --kill-after=10 120 "$mpirun" -np "$np" $flags $mpirun_keep_going $wrap "./$prog" </dev/null >"$log" 2>&1
 elapsed=$(( $(date +%s) - start ))
+# A program on device buffers skips the whole run without a GPU (a build
+# with the CUDA emulation always has one: CHORUS_GPU_MUST_RUN).
+if grep -q "^skipped: no GPU" "$log"; then
+  [ -n "${CHORUS_GPU_MUST_RUN:-}" ] && { echo "FAIL: $prog skipped in a build that must run it"; exit 1; }
+  echo "skipped: no GPU"; exit 77
+fi
 grep -E "^(PASS|FAIL)" "$log"
 # (mpirun's own status is not looked at: it reports the victim's SIGKILL.)
 if [ "$elapsed" -ge 120 ]; then

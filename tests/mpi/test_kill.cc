@@ -25,12 +25,18 @@
 #include "chorus.h"
 #include "rank_test.h"
 #ifdef KILL_ON_DEVICE
-#include <cuda_runtime.h>
+#include "../gpu/gpu_test_env.h"
 #endif
 
 int main(int argc, char **argv) {
   int rank = 0, size = 1;
   initRanks(&argc, &argv, &rank, &size);
+#ifdef KILL_ON_DEVICE
+  // A GPU per rank (shared round robin), or the whole run skips
+  // ("skipped: no GPU", which run-kill.sh reads).
+  int device = 0, ndevices = 0;
+  if (!selectGpuOrSkip(&device, &ndevices)) return 77;
+#endif
   MPI_Comm c = dupReturningErrors();
   const char *t = std::getenv("CHORUS_TIMEOUT");
   const double timeout = t ? std::atof(t) : 300;
