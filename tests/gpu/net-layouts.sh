@@ -3,13 +3,14 @@
 # tcp) in the layouts past 2 x 2: 2 ranks each its own node (every link
 # remote; the slots in device memory as under GPUDirect RDMA,
 # CHORUS_NET_GDR=1, so that full slots go by put only, where tcp would
-# take active messages), 3 nodes of 2, uneven nodes of 2, 1 and
+# take active messages; the ring at every size, whose short blocks send
+# empty messages), 3 nodes of 2, uneven nodes of 2, 1 and
 # 3 ranks, and 4 ranks round-robin over 2 nodes under CHORUS_ALGO=tree
 # (the node trees of allreduce, bcast and reduce on the device, and rings
 # in node order, which there differs from rank order).  The sums and the
 # pair types' ops, large cases at 2 MiB: np4-2x2.sh runs every op.
 status=0
-for run in "2 each auto 1" "6 3x2 auto auto" "6 2+1+3 auto auto" "4 mod2 tree auto"; do
+for run in "2 each ring 1" "6 3x2 auto auto" "6 2+1+3 auto auto" "4 mod2 tree auto"; do
   set -- $run
   echo "== $1 ranks, layout $2, CHORUS_ALGO=$3, CHORUS_NET_GDR=$4"
   out=$(CHORUS_DEBUG=INFO CHORUS_NET_GDR=$4 CHORUS_ALGO=$3 CHORUS_TEST_LAYOUT=$2 CHORUS_TEST_PROTOS=simple \

@@ -100,8 +100,9 @@ void acceptData(UcxState &st, const NetHeader &h, const void *data, size_t lengt
     return;
   }
   // Slots in device memory (GPUDirect RDMA) are the NIC's to fill: a CPU
-  // copy into them would be wrong, so a full slot must come by put.
-  if (st.slotsApart && !put && !h.lines) {
+  // copy into them would be wrong, so a full slot must come by put (an
+  // empty message has nothing to copy: it comes as a header).
+  if (st.slotsApart && !put && !h.lines && length > 0) {
     violate(st, "message %llu from rank %d: a full slot as an active message, where this link's slots are device "
             "memory that only puts fill (CHORUS_NET_GDR must be alike on every rank)", (unsigned long long)m, src);
     return;
