@@ -228,6 +228,10 @@ Status ucxProgress(void *net, int peer, uint64_t seq, char *text, size_t len) {
   auto &st = *static_cast<UcxState *>(net);
   WorkerLock lock(ucxWorkerLock());
   ucxRunWorker();
+  return ucxAfterRun(st, peer, seq, text, len);
+}
+
+Status ucxAfterRun(UcxState &st, int peer, uint64_t seq, char *text, size_t len) {
   // The reorder fault's held messages go at the latest when a wait gives up
   // spinning (peer >= 0) or the collective ends (flush).
   if (__builtin_expect(st.faults != 0, 0) && peer >= 0) ucxReleaseHeld(st);

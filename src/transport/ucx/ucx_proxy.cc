@@ -68,9 +68,8 @@ void recordFailure(NetProxy &proxy, Status s, const char *text) {
 }
 
 // One pass over a channel's links, under the worker lock (the arrival
-// handlers read the host ends' counts).  Whether it posted anything, or
-// UCX still holds sends of it to progress.
-bool serveChannel(NetProxy &proxy, PeerLinks &ch) {
+// handlers read the host ends' counts).  Whether it posted anything.
+bool postChannel(NetProxy &proxy, PeerLinks &ch) {
   const NetOps &net = ucxNetOps();
   const UcxState &st = *static_cast<const UcxState *>(ch.netState);
   bool active = false;
@@ -113,13 +112,17 @@ bool serveChannel(NetProxy &proxy, PeerLinks &ch) {
       active = true;
     }
   }
+  return active;
+}
+
+// After the pass's one run of the worker: a channel's finished sends
+// freed, its links' failures recorded.  Whether UCX still holds sends of it.
+bool checkChannel(NetProxy &proxy, PeerLinks &ch) {
+  auto &st = *static_cast<UcxState *>(ch.netState);
   char text[320] = "";
-  const Status s = net.progress(ch.netState, proxy.remotePeers.front(), ~uint64_t(0), text, sizeof text);
-  if (s != Status::Ok) {
-    recordFailure(proxy, s, text);
-    return false;
-  }
-  return active || !static_cast<UcxState *>(ch.netState)->pending.empty();
+  const Status s = ucxAfterRun(st, proxy.remotePeers.front(), ~uint64_t(0), text, sizeof text);
+  if (s != Status::Ok) recordFailure(proxy, s, text);
+  return s == Status::Ok && !st.pending.empty();
 }
 
 void proxyMain(NetProxy *proxy) {
@@ -129,7 +132,11 @@ void proxyMain(NetProxy *proxy) {
     if (!proxy->failed.load(std::memory_order_acquire)) {
       std::lock_guard<std::recursive_mutex> lock(ucxWorkerLock());
       for (auto &ch : proxy->channels)
-        if (serveChannel(*proxy, *ch)) active = true;
+        if (postChannel(*proxy, *ch)) active = true;
+      // The worker once for every channel (they share it).
+      ucxRunWorker();
+      for (auto &ch : proxy->channels)
+        if (checkChannel(*proxy, *ch)) active = true;
     }
     const auto now = std::chrono::steady_clock::now();
     if (active) lastActive = now;

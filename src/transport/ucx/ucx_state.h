@@ -230,6 +230,10 @@ void ucxProgressCollectiveEnds();
 // communicator's finished sends (ucx.cc).  Not Ok when `peer` (>= 0), the
 // rank waited for, or the communicator failed.
 Status ucxProgress(void *net, int peer, uint64_t seq, char *text, size_t len);
+// Its second half, for a caller that ran the worker once for several
+// states (the device proxy): the state's finished sends freed, and not Ok
+// as above.  Under the worker lock.
+Status ucxAfterRun(UcxState &st, int peer, uint64_t seq, char *text, size_t len);
 
 // Posts one active message (ucx.cc).
 void ucxSend(UcxState &st, int peer, unsigned id, const NetHeader &h, const void *data, size_t bytes);
