@@ -108,9 +108,18 @@ bool stagedAcrossNodes() {
   return staged;
 }
 
-// Run collective `seq` (recorded in `trace`) on the context's engine.
+// Device buffers run on the kernels, across nodes too, except the exact
+// mode's sums, and across nodes under CHORUS_NET_DEVICE=staged: those are
+// staged through host memory (cuda_staged.cc) and run the host algorithms.
+// Decided once per call: the plan (perform) and the engine (run) follow it.
+bool stagedThroughHost(const Context &ctx, const CollRequest &req) {
+  return (ctx.exactSums && exactApplies(req)) || (ctx.nnodes > 1 && stagedAcrossNodes());
+}
+
+// Run collective `seq` (recorded in `trace`) on the context's engine
+// (`staged`: stagedThroughHost, for device buffers).
 int run(ApiCall &call, Context &ctx, const CollRequest &req, uint64_t seq, TraceEntry *trace, bool onDevice,
-        MPIX_Gpu_stream stream, bool enqueue) {
+        bool staged, MPIX_Gpu_stream stream, bool enqueue) {
   HostChannel &ch = ctx.channel;
   // The tag every message of the call carries (fifo.h): what all ranks pass alike.
   hostBeginCall(ch, req.coll, req.algo, seq,
@@ -120,14 +129,12 @@ int run(ApiCall &call, Context &ctx, const CollRequest &req, uint64_t seq, Trace
 #ifdef CHORUS_HAVE_CUDA
   if (onDevice) {
     char text[320] = "";
-    // The exact mode's sums, and across nodes under CHORUS_NET_DEVICE=staged:
-    // staged through host memory (cuda_staged.cc).
-    const bool exact = ctx.exactSums && exactApplies(req);
-    if (exact || (ctx.nnodes > 1 && stagedAcrossNodes())) {
-      size_t staged = 0;
-      s = cudaExecuteStaged(ctx, ctx.channel, ctx.cuda, req, stream, exact ? &ctx.planShape : nullptr, &staged, text,
-                            sizeof text);
-      if (ctx.stats) ctx.stats->coll[int(req.coll)].staged += staged;
+    if (staged) {
+      const bool exact = ctx.exactSums && exactApplies(req);
+      size_t stagedBytes = 0;
+      s = cudaExecuteStaged(ctx, ctx.channel, ctx.cuda, req, stream, exact ? &ctx.planShape : nullptr, &stagedBytes,
+                            text, sizeof text);
+      if (ctx.stats) ctx.stats->coll[int(req.coll)].staged += stagedBytes;
     } else {
       s = cudaExecute(ctx, ctx.cuda, req, stream, !enqueue, ctx.nnodes > 1 ? &ctx.nodeLayout : nullptr, text,
                       sizeof text);
@@ -144,6 +151,7 @@ int run(ApiCall &call, Context &ctx, const CollRequest &req, uint64_t seq, Trace
   }
 #else
   (void)onDevice;
+  (void)staged;
   (void)stream;
   (void)enqueue;
 #endif
@@ -167,10 +175,7 @@ int perform(ApiCall &call, Context *ctx, CollRequest &req, size_t planBytes, boo
   // With the TRACE log on, the plan is worked out afresh: its text may live
   // in a buffer that a later plan reuses (describeChoice).
   const bool logCalls = ctx->logCalls;
-  // Device buffers run on the kernels, across nodes too; the exact mode's
-  // sums, and across nodes under CHORUS_NET_DEVICE=staged, are staged and
-  // run the host algorithms (run()).
-  const bool staged = (ctx->exactSums && exactApplies(req)) || (ctx->nnodes > 1 && stagedAcrossNodes());
+  const bool staged = onDevice && stagedThroughHost(*ctx, req);
   const Engine engine = onDevice && !staged ? Engine::Kernels : Engine::Host;
   auto &memo = ctx->lastPlan;
   if (!memo.valid || memo.coll != req.coll || memo.bytes != planBytes || memo.engine != engine || logCalls) {
@@ -200,7 +205,7 @@ int perform(ApiCall &call, Context *ctx, CollRequest &req, size_t planBytes, boo
   if (ctx->checkComm != MPI_COMM_NULL && (s = checkSignatures(*ctx, req, seq, text, sizeof text)) != Status::Ok)
     rc = failCollective(call, *ctx, trace, s, text);
   else
-    rc = run(call, *ctx, req, seq, trace, onDevice, stream, enqueue);
+    rc = run(call, *ctx, req, seq, trace, onDevice, staged, stream, enqueue);
   if (ctx->stats) statsRecord(*ctx->stats, req.coll, req.algo, planBytes, statsNowNs() - start, rc != MPI_SUCCESS);
   return rc;
 }

@@ -139,6 +139,16 @@ struct NodeLayout {
   const int *order, *where, *nodeStart, *nodeOf;
 };
 
+// The hierarchical allreduce's two groups of a rank (allreduce_hierarchical.h):
+// the ranks of its node (local index i of m), and the ranks of local index i
+// on every node (cross), in node order.
+struct HierarchyGroups {
+  const int *localRanks;
+  int nlocal, localIndex;
+  const int *crossRanks;
+  int ncross, crossIndex;
+};
+
 // A tree that crosses node boundaries only between nodes: the node tree
 // above links one head rank per node, and the ranks of
 // each node hang below their head as a chain, so a small message pays

@@ -465,8 +465,9 @@ Plan planForHost(Coll coll, size_t bytes, const PlanShape &shape, bool cpuRanks)
 }
 
 // What the kernels run where the host plan names an algorithm they lack
-// (recursive doubling, publish, single copy, the trees of broadcast and
-// reduce, the hierarchy): the ring, the chain for the rooted ones.
+// (recursive doubling, publish, single copy): the ring, the chain for the
+// rooted ones.  They have the trees across nodes and the hierarchical
+// allreduce (rail-aligned between nodes: kernels_impl.cuh).
 //
 // Except the one-shots, which the kernels keep further than the host does
 // (allreduce first, then, the same argument, the others with a one-shot:
@@ -497,6 +498,9 @@ Plan planForKernels(Coll coll, size_t bytes, const PlanShape &shape, const Plan 
       return host;
     case Algo::Tree:  // (bcast and reduce have one across nodes: the node tree)
       return host;
+    case Algo::Hierarchical:  // (nodes of equal size: the kernels have the rails)
+      if (coll == Coll::Allreduce && shape.equalNodes) return host;
+      break;
     default:
       break;
   }

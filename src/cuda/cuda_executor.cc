@@ -48,8 +48,9 @@ struct CudaState {
   CudaNet *net = nullptr;
   // With it, the ring order and node layout in device memory
   // (DevCollArgs::ringOrder, ringWhere, nodes).
-  int *layoutInts = nullptr;  // order, where, nodeStart, nodeOf
+  int *layoutInts = nullptr;  // order, where, nodeStart, nodeOf[, rails]
   NodeLayout *nodes = nullptr;
+  HierarchyGroups hierarchy{};  // DevCollArgs::hierarchy, its ranks in layoutInts
 };
 
 namespace {
@@ -229,7 +230,7 @@ Status localSetup(PeerLinks &ctx, CudaState &st, PeerInfo &self) {
 // the traffic between nodes; rotated, the channels spread it over every
 // rank's link (perf/RESULTS.md, GPU across nodes).  The trees keep the
 // host's order.
-Status copyNodeLayout(const NodeLayout &host, CudaState &st) {
+Status copyNodeLayout(const NodeLayout &host, int rank, CudaState &st) {
   const size_t n = size_t(host.nranks), starts = size_t(host.nnodes) + 1, nch = size_t(st.nchannels);
   std::vector<int> ints(2 * nch * n);
   for (size_t c = 0; c < nch; ++c) {
@@ -242,11 +243,26 @@ Status copyNodeLayout(const NodeLayout &host, CudaState &st) {
   }
   ints.insert(ints.end(), host.nodeStart, host.nodeStart + starts);
   ints.insert(ints.end(), host.nodeOf, host.nodeOf + n);
+  // Nodes of equal size: the hierarchical allreduce's rails, local rank i
+  // of every node (in the trees' order, which every rank shares).
+  const int m = host.nodeStart[1] - host.nodeStart[0];
+  bool equal = host.nnodes > 1 && m > 1;
+  for (int node = 0; equal && node < host.nnodes; ++node)
+    equal = host.nodeStart[node + 1] - host.nodeStart[node] == m;
+  const size_t railsAt = ints.size();
+  if (equal)
+    for (int i = 0; i < m; ++i)
+      for (int node = 0; node < host.nnodes; ++node) ints.push_back(host.order[host.nodeStart[node] + i]);
   CHORUS_CHECK(takeDevice(ints.size() * sizeof(int), &st.layoutInts));
   CHORUS_CHECK(takeDevice(sizeof(NodeLayout), &st.nodes));
   // The trees' layout: channel 0's order, the host's own.
   const NodeLayout dev = {host.nranks, host.nnodes, st.layoutInts, st.layoutInts + nch * n, st.layoutInts + 2 * nch * n,
                           st.layoutInts + 2 * nch * n + starts};
+  if (equal) {  // this rank's groups: its node's ranks in order, local rank i of every node
+    const int node = host.nodeOf[rank], localIndex = host.where[rank] - host.nodeStart[node];
+    st.hierarchy = HierarchyGroups{st.layoutInts + host.nodeStart[node], m, localIndex,
+                                   st.layoutInts + railsAt + size_t(localIndex) * size_t(host.nnodes), host.nnodes, node};
+  }
   CHORUS_CUDACHECK(cudaMemcpyAsync(st.layoutInts, ints.data(), ints.size() * sizeof(int), cudaMemcpyHostToDevice,
                                    st.setupStream));
   CHORUS_CUDACHECK(cudaMemcpyAsync(st.nodes, &dev, sizeof dev, cudaMemcpyHostToDevice, st.setupStream));
@@ -304,7 +320,7 @@ Status createState(PeerLinks &ctx, CudaAttachment &cuda, const NodeLayout *nodes
     if (s == Status::Ok) s = cudaIpcConnect(*st->ipc, ctx.peers.data(), ctx.nranks, ctx.rank);
     reportGpuSharing(ctx.peers.data(), ctx.nranks, ctx.rank);
     if (s == Status::Ok) s = buildChannels(ctx, *st);
-    if (s == Status::Ok && nodes) s = copyNodeLayout(*nodes, *st);
+    if (s == Status::Ok && nodes) s = copyNodeLayout(*nodes, ctx.rank, *st);
     if (s == Status::Ok && st->net) s = cudaNetStart(*st->net);
     good = s == Status::Ok;
     MPI_Allreduce(&good, &allGood, 1, MPI_INT, MPI_MIN, ctx.comm);
@@ -529,6 +545,7 @@ Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req,
   a.abortFlag = st.abortFlag;
   a.netAbort = st.net ? cudaNetAbortWord(*st.net) : nullptr;
   a.nodes = st.nodes;
+  a.hierarchy = st.hierarchy;
   a.ringOrder = st.nodes ? st.layoutInts : nullptr;
   a.ringWhere = st.nodes ? st.layoutInts + size_t(st.nchannels) * size_t(ctx.nranks) : nullptr;
   a.timeoutNs = st.timeoutNs;
@@ -538,6 +555,7 @@ Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req,
   a.nranks = ctx.nranks;
   a.nchannels = nch;
   a.algo = int(req.algo);
+  a.phase = 0;
 
   int cur = -1;
   CHORUS_CUDACHECK(cudaGetDevice(&cur));

@@ -3,6 +3,7 @@
 // record.  No CUDA types, so g++ host code includes it too.
 #pragma once
 
+#include "coll/patterns.h"
 #include "core/common.h"
 #include "transport/fifo.h"
 
@@ -13,7 +14,6 @@
 
 namespace chorus {
 
-struct NodeLayout;  // coll/patterns.h
 
 // Sizes of the device engine, designed from Little's law (bytes in flight =
 // bandwidth x latency), not measured: no GPU has run them yet.  The
@@ -149,11 +149,17 @@ struct alignas(16) DevCollArgs {
   const int *ringOrder;
   const int *ringWhere;
   const NodeLayout *nodes;
+  // Nodes of equal size (several of them): this rank's groups for the
+  // hierarchical allreduce, their ranks in device memory (kernels_impl.cuh:
+  // kernel parameters, so its rings read them without registers); null
+  // localRanks otherwise.
+  HierarchyGroups hierarchy;
   uint64_t timeoutNs;     // of the global timer; 0: wait forever
   uint32_t llFlagMask;    // 2^CHORUS_LL_FLAG_BITS - 1 (prims_device.cuh: llFlag)
   int root, rank, nranks;
   int nchannels;
   int algo;              // chorus::Algo
+  int phase;             // the hierarchical allreduce's launches: which phase (kernels_impl.cuh)
 };
 
 }  // namespace chorus

@@ -8,6 +8,7 @@
 
 #include "coll/allgather_ring.h"
 #include "coll/allreduce_direct.h"
+#include "coll/allreduce_hierarchical.h"
 #include "coll/allreduce_ring.h"
 #include "coll/allreduce_tree.h"
 #include "coll/alltoall_pairwise.h"
@@ -111,6 +112,17 @@ __device__ void runAlgorithm(const CollArgs &a, Algo algo, Prims &prims, T *scra
   }
 }
 
+// Thread 0 clears the block's flags; a broken context (or its links to
+// other nodes) starts failed and does nothing.
+__device__ __forceinline__ void startBlock(const DevCollArgs &args, int &pending, int &error) {
+  if (threadIdx.x == 0) {
+    pending = 0;
+    error = *reinterpret_cast<volatile int *>(args.abortFlag) ||
+            (args.netAbort && *reinterpret_cast<const volatile int *>(args.netAbort));
+  }
+  __syncthreads();
+}
+
 }  // namespace kernel_detail
 
 // One block per channel, kCudaThreads threads.  The 1 in the launch bounds
@@ -124,13 +136,7 @@ template <Coll C, typename T, typename Func, int P>
 __global__ void __launch_bounds__(kCudaThreads, 1) collKernel(DevCollArgs args) {
   CHORUS_BLOCK_SHARED(int, sPending);
   CHORUS_BLOCK_SHARED(int, sError);
-  if (threadIdx.x == 0) {
-    sPending = 0;
-    // A broken context (or its links to other nodes) does nothing.
-    sError = *reinterpret_cast<volatile int *>(args.abortFlag) ||
-             (args.netAbort && *reinterpret_cast<const volatile int *>(args.netAbort));
-  }
-  __syncthreads();
+  kernel_detail::startBlock(args, sPending, sError);
   const DevChannel ch = args.channels[blockIdx.x];
   const CollArgs a = kernel_detail::channelArgs<C, T>(args);
   if (a.count == 0 || sError) return;  // same decision on every rank: the piece sizes agree
@@ -138,10 +144,60 @@ __global__ void __launch_bounds__(kCudaThreads, 1) collKernel(DevCollArgs args) 
   kernel_detail::runAlgorithm<C, T>(a, Algo(args.algo), prims, reinterpret_cast<T *>(ch.scratch));
 }
 
+// The hierarchical allreduce (allreduce_hierarchical.h) on the kernels:
+// the node's ring over NVLink/IPC, local rank i of every node in a ring
+// over the links between nodes (rail-aligned: each GPU's traffic between
+// nodes through its own NIC), the node's ring again; elements past the
+// last whole block (fewer than a node has ranks) in a ring over everyone
+// in rank order.  Each channel runs it on its piece.  Simple protocol
+// only: it runs across nodes, where LL does not go.
+//
+// One launch per phase (DevCollArgs::phase), in stream order: a phase's
+// ring then reads its arguments from the kernel's parameters, as
+// collKernel's do, where one kernel running the phases in turn had to
+// hold them in registers and spilled in the pair types' kernels (the
+// rings alone nearly fill the 128 a thread has; scripts/check-ptx.sh).  A
+// phase that finds the call failed does nothing, like any kernel.
+template <typename T, typename Func>
+__global__ void __launch_bounds__(kCudaThreads, 1) hierarchicalAllreduceKernel(DevCollArgs args) {
+  constexpr int kSimple = int(Proto::Simple);
+  CHORUS_BLOCK_SHARED(int, sPending);
+  CHORUS_BLOCK_SHARED(int, sError);
+  kernel_detail::startBlock(args, sPending, sError);
+  const DevChannel ch = args.channels[blockIdx.x];
+  CollArgs call = kernel_detail::channelArgs<Coll::Allreduce, T>(args);
+  call.ringOrder = call.ringWhere = nullptr;  // the tail: rank order
+  HierarchyPhase p;
+  // Every rank decides alike: the pieces and blocks agree.
+  if (sError || !hierarchyPhase<T>(call, args.hierarchy, args.phase, &p)) return;
+  if (args.phase == 0) {  // a partial sum: AVG divides once the sum is whole
+    DevicePrims<T, typename PartialSum<Func>::type, kSimple> prims(args, ch, &sPending, &sError);
+    prims.mapPeers(p.ranks);
+    runHierarchyPhase<T>(args.phase, p.args, prims);
+  } else {
+    DevicePrims<T, Func, kSimple> prims(args, ch, &sPending, &sError);
+    prims.mapPeers(p.ranks);
+    runHierarchyPhase<T>(args.phase, p.args, prims);
+  }
+}
+
 namespace kernel_detail {
 
 template <Coll C, typename T, typename Func>
 Status launch(const LaunchRequest &req, cudaStream_t stream) {
+  if constexpr (C == Coll::Allreduce) {
+    if (Algo(req.args.algo) == Algo::Hierarchical) {
+      // The planner chooses it only across nodes of equal size (Simple
+      // protocol), where the executor has the groups.
+      if (!req.args.hierarchy.localRanks || req.proto != Proto::Simple) return Status::InternalError;
+      DevCollArgs phaseArgs = req.args;
+      for (phaseArgs.phase = 0; phaseArgs.phase < kHierarchyPhases; ++phaseArgs.phase) {
+        CHORUS_LAUNCH((hierarchicalAllreduceKernel<T, Func>), req.nblocks, kCudaThreads, 0, stream, phaseArgs);
+        CHORUS_CUDACHECK(cudaGetLastError());
+      }
+      return Status::Ok;
+    }
+  }
   if constexpr (sizeof(T) <= 8) {
     if (req.proto == Proto::LL) {
       CHORUS_LAUNCH((collKernel<C, T, Func, int(Proto::LL)>), req.nblocks, kCudaThreads, 0, stream, req.args);

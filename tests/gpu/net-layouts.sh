@@ -4,22 +4,38 @@
 # remote; the slots in device memory as under GPUDirect RDMA,
 # CHORUS_NET_GDR=1, so that full slots go by put only, where tcp would
 # take active messages; the ring at every size, whose short blocks send
-# empty messages), 3 nodes of 2, uneven nodes of 2, 1 and
-# 3 ranks, and 4 ranks round-robin over 2 nodes under CHORUS_ALGO=tree
-# (the node trees of allreduce, bcast and reduce on the device, and rings
-# in node order, which there differs from rank order).  The sums and the
-# pair types' ops, large cases at 2 MiB: np4-2x2.sh runs every op.
+# empty messages), 3 nodes of 2 under CHORUS_ALGO=hierarchical (the
+# node rings and the rails between them, AVG's division held back until
+# the sum is whole), uneven nodes of 2, 1 and 3 ranks, and 4 ranks
+# round-robin over 2 nodes under CHORUS_ALGO=tree (the node trees of
+# allreduce, bcast and reduce on the device, and rings in node order,
+# which there differs from rank order).  The sums and the pair types' ops,
+# large cases at 2 MiB: np4-2x2.sh runs every op.
 status=0
-for run in "2 each ring 1" "6 3x2 auto auto" "6 2+1+3 auto auto" "4 mod2 tree auto"; do
+ops=${CHORUS_TEST_OPS:-sum,minloc,maxloc}
+for run in "2 each ring 1 $ops" "6 3x2 hierarchical auto $ops,avg" "6 2+1+3 auto auto $ops" "4 mod2 tree auto $ops"; do
   set -- $run
-  echo "== $1 ranks, layout $2, CHORUS_ALGO=$3, CHORUS_NET_GDR=$4"
-  out=$(CHORUS_DEBUG=INFO CHORUS_NET_GDR=$4 CHORUS_ALGO=$3 CHORUS_TEST_LAYOUT=$2 CHORUS_TEST_PROTOS=simple \
-    CHORUS_TEST_OPS=${CHORUS_TEST_OPS:-sum,minloc,maxloc} CHORUS_TEST_LARGE_BYTES=${CHORUS_TEST_LARGE_BYTES:-2097152} \
+  echo "== $1 ranks, layout $2, CHORUS_ALGO=$3, CHORUS_NET_GDR=$4, ops $5"
+  out=$(CHORUS_DEBUG=INFO CHORUS_STATS=1 CHORUS_NET_GDR=$4 CHORUS_ALGO=$3 CHORUS_TEST_LAYOUT=$2 CHORUS_TEST_PROTOS=simple \
+    CHORUS_TEST_OPS=$5 CHORUS_TEST_LARGE_BYTES=${CHORUS_TEST_LARGE_BYTES:-2097152} \
     "$(dirname "$0")/run-gpu.sh" "$1" test_gpu 2>&1)
   rc=$?
-  printf '%s\n' "$out" | grep -v 'CHORUS INFO'
+  printf '%s\n' "$out" | grep -v 'CHORUS INFO' | grep -v '^CHORUS STATS'
   [ $rc = 77 ] && exit 77
   [ $rc != 0 ] && status=$rc
+  # Every rank's allreduces ran on the kernels (nothing staged), and the
+  # forced hierarchy ran as itself, not the ring standing in for it.
+  algos='[a-z_:0-9,]*'
+  [ "$3" = hierarchical ] && algos='hierarchical:[0-9]*'
+  r=0
+  while [ $r -lt "$1" ]; do
+    if ! printf '%s\n' "$out" | grep -q "^CHORUS STATS comm [0-9]* rank $r/$1: allreduce calls=[1-9].* algos=$algos staged=0$"; then
+      echo "FAIL: rank $r has no CHORUS STATS allreduce line with algos=$algos staged=0:"
+      printf '%s\n' "$out" | grep "^CHORUS STATS comm [0-9]* rank $r/$1: allreduce" | head -4
+      status=1
+    fi
+    r=$((r + 1))
+  done
   # Every rank said which slots it used (CHORUS_DEBUG=INFO).
   want="slots in pinned host memory"
   [ "$4" = 1 ] && want="slots in device memory (GPUDirect RDMA)"

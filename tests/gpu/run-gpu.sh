@@ -34,7 +34,7 @@ if [ "$np" -gt 1 ]; then
   export CHORUS_EMU_DEVICES=${CHORUS_EMU_DEVICES:-$((np / 2))}
 fi
 # Several nodes played on this machine (../mpi/hostid-wrap.sh): device
-# buffers then cross "nodes" staged through host memory, over UCX tcp.
+# buffers then cross "nodes" through the device proxy, over UCX tcp.
 wrap=
 if [ -n "${CHORUS_TEST_LAYOUT:-}" ]; then
   wrap="$(cd "$(dirname "$0")/../mpi" && pwd)/hostid-wrap.sh"

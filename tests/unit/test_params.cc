@@ -196,17 +196,25 @@ BOOST_AUTO_TEST_CASE(planner_choices) {
   BOOST_TEST(modelCostUs(Coll::Allreduce, Algo::RecursiveDoubling, 8, uneven) < 0);  // not a power of two
   BOOST_TEST(planCollective(Coll::Allreduce, 8, uneven).algo != Algo::RecursiveDoubling);
   // Device buffers across nodes (issue 28): the kernels keep the host's
-  // node trees (bcast and reduce too), and run the ring (or chain) where
-  // the host would run an algorithm they lack (hierarchical, recursive
-  // doubling).
+  // node trees (bcast and reduce too) and hierarchical allreduce, and run
+  // the ring (or chain) where the host would run an algorithm they lack
+  // (recursive doubling).
   for (size_t bytes : {size_t(8), size_t(2048), size_t(64) << 10, size_t(4) << 20, size_t(64) << 20})
     for (Coll c : {Coll::Allreduce, Coll::Bcast, Coll::Reduce, Coll::Allgather}) {
       const Algo host = planCollective(c, bytes, twoByEightNics).algo;
       const Algo kernels = planCollective(c, bytes, twoByEightNics, Engine::Kernels).algo;
       if (host == Algo::Tree) BOOST_TEST((kernels == Algo::Tree || kernels == Algo::Direct));
-      BOOST_TEST((kernels == Algo::Tree || kernels == Algo::Direct || kernels == Algo::Ring || kernels == Algo::Chain),
+      if (host == Algo::Hierarchical) BOOST_TEST((kernels == Algo::Hierarchical || kernels == Algo::Direct));
+      BOOST_TEST((kernels == Algo::Tree || kernels == Algo::Direct || kernels == Algo::Ring || kernels == Algo::Chain ||
+                  (kernels == Algo::Hierarchical && c == Coll::Allreduce)),
                  collName(c) << " " << bytes << " B: " << algoName(kernels));
     }
+  BOOST_TEST(planCollective(Coll::Allreduce, size_t(64) << 20, twoByTwo, Engine::Kernels).algo == Algo::Hierarchical);
+  PlanShape unevenNodes = twoByTwo;
+  unevenNodes.nranks = 5;
+  unevenNodes.maxNodeRanks = 3;
+  unevenNodes.equalNodes = false;
+  BOOST_TEST(planCollective(Coll::Allreduce, size_t(64) << 20, unevenNodes, Engine::Kernels).algo != Algo::Hierarchical);
   // Two nodes of one rank: recursive doubling would be the one-shot's one
   // exchange, which stands.
   PlanShape twoNodes;
