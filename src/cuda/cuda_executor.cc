@@ -455,6 +455,7 @@ void cudaBeginFree(CudaAttachment &cuda) {
   if (!cuda.state || cuda.released) return;
   cuda.released = true;
   waitForLastLaunch(*cuda.state);
+  if (cuda.state->net) cudaNetClosing(*cuda.state->net);
   if (cuda.state->ipc) cudaIpcUnmapPeers(*cuda.state->ipc);
 }
 

@@ -281,6 +281,14 @@ void cudaNetKick(CudaNet &net) {
 #endif
 }
 
+void cudaNetClosing(CudaNet &net) {
+#ifdef CHORUS_HAVE_UCX
+  netProxyClosing(*net.proxy);
+#else
+  (void)net;
+#endif
+}
+
 bool cudaNetFailed(CudaNet &net, Status *status, char *text, size_t len) {
 #ifdef CHORUS_HAVE_UCX
   return net.proxy && netProxyFailure(*net.proxy, status, text, len);

@@ -29,6 +29,9 @@ bool cudaNetGdr(const CudaNet &net);
 Status cudaNetStart(CudaNet &net);
 // A launch went to a stream: the proxy looks now.
 void cudaNetKick(CudaNet &net);
+// The communicator's release began, this rank's kernels done
+// (netProxyClosing: later failures are peers that left first).
+void cudaNetClosing(CudaNet &net);
 // Why the links failed, once they did (then the kernels stop).
 bool cudaNetFailed(CudaNet &net, Status *status, char *text, size_t len);
 // After the release barrier (cuda_executor.h: cudaDetach).

@@ -49,6 +49,7 @@ struct NetProxy {
   bool kicked = false;
   int *abortWord = nullptr;
   std::atomic<bool> failed{false};
+  std::atomic<bool> closing{false};  // netProxyClosing
   Status failStatus = Status::Ok;
   char failText[400] = "";
   std::atomic<uint64_t> messages{0};
@@ -64,7 +65,11 @@ void recordFailure(NetProxy &proxy, Status s, const char *text) {
   // Then the word the kernels poll: a kernel that stops on it finds the
   // reason recorded.
   __atomic_store_n(proxy.abortWord, 1, __ATOMIC_RELEASE);
-  CHORUS_WARN("rank %d: the device links to other nodes failed: %s", proxy.rank, text);
+  if (proxy.closing.load(std::memory_order_relaxed))
+    CHORUS_INFO(kSubsysNet, "rank %d: the device links to other nodes failed while the communicator was being "
+                "released (a peer that left first): %s", proxy.rank, text);
+  else
+    CHORUS_WARN("rank %d: the device links to other nodes failed: %s", proxy.rank, text);
 }
 
 // One pass over a channel's links, under the worker lock (the arrival
@@ -311,6 +316,8 @@ UcxCounters netProxyCounters(const NetProxy &proxy) {
   }
   return sum;
 }
+
+void netProxyClosing(NetProxy &proxy) { proxy.closing.store(true, std::memory_order_relaxed); }
 
 void netProxyFree(NetProxy *proxy) {
   if (!proxy) return;

@@ -88,6 +88,11 @@ Status netProxyStart(NetProxy &proxy, int *abortWord);
 void netProxyKick(NetProxy &proxy);
 // Why the links failed (false: they did not).
 bool netProxyFailure(NetProxy &proxy, Status *status, char *text, size_t len);
+// The communicator's release began: this rank's kernels are done.  A link
+// that fails from now on is a peer that finished and left first (at
+// MPI_Finalize ranks free their communicators in different orders), or
+// one that died too late to matter: recorded, said at INFO, not WARN.
+void netProxyClosing(NetProxy &proxy);
 // Messages posted to the network, for tests and logs.
 uint64_t netProxyMessages(const NetProxy &proxy);
 // Tests only: the ucx transport's faults (ucx.h, kNetFault*) on every
