@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "coll/allreduce_hierarchical.h"
 #include "coll/patterns.h"
 
 using namespace chorus;
@@ -271,6 +272,52 @@ BOOST_AUTO_TEST_CASE(barrier_rounds) {
   BOOST_TEST(barrierRounds(2) == 1);
   BOOST_TEST(barrierRounds(5) == 3);
   BOOST_TEST(barrierRounds(8) == 3);
+}
+
+
+// The hierarchical allreduce's phases (shared by the host executor, the
+// simulator and the kernels' launch per phase): for every local index the
+// node phases' blocks and the tail cover the vector exactly once, each
+// phase on its group, and only the first one's sum is partial (AVG).
+BOOST_AUTO_TEST_CASE(hierarchy_phases_cover_the_vector_once) {
+  for (int m = 2; m <= 4; ++m)
+    for (int nnodes = 2; nnodes <= 3; ++nnodes)
+      for (size_t count : {size_t(0), size_t(1), size_t(m - 1), size_t(m), size_t(7 * m + 3)}) {
+        std::vector<double> src(count + 1), dst(count + 1);
+        const int local[4] = {10, 11, 12, 13}, cross[3] = {20, 21, 22};
+        const int order[1] = {0};
+        std::vector<int> covered(count, 0);
+        for (int li = 0; li < m; ++li) {
+          const HierarchyGroups h{local, m, li, cross, nnodes, nnodes - 1};
+          CollArgs a{src.data(), dst.data(), count, 0, 0, m * nnodes, 1024};
+          a.ringOrder = a.ringWhere = order;
+          HierarchyPhase p[kHierarchyPhases];
+          bool runs[kHierarchyPhases];
+          for (int ph = 0; ph < kHierarchyPhases; ++ph) runs[ph] = hierarchyPhase<double>(a, h, ph, &p[ph]);
+          const size_t q = count / size_t(m), rest = count - q * size_t(m);
+          for (int ph = 0; ph < 3; ++ph) BOOST_TEST(runs[ph] == (q > 0));
+          BOOST_TEST(runs[3] == (rest > 0));
+          if (q > 0) {
+            const double *block = dst.data() + size_t(li) * q;
+            BOOST_TEST((p[0].ranks == local && p[0].args.rank == li && p[0].args.nranks == m && p[0].partialSum));
+            BOOST_TEST((p[0].args.sendbuf == src.data() && p[0].args.recvbuf == block && p[0].args.count == q));
+            BOOST_TEST((p[1].ranks == cross && p[1].args.rank == nnodes - 1 && p[1].args.nranks == nnodes));
+            BOOST_TEST((p[1].args.sendbuf == block && p[1].args.recvbuf == block && !p[1].partialSum));
+            BOOST_TEST((p[2].ranks == local && p[2].args.sendbuf == block && p[2].args.recvbuf == dst.data()));
+            for (int ph = 0; ph < 3; ++ph) BOOST_TEST(!p[ph].args.ringOrder);  // groups run in their own order
+            for (size_t i = 0; i < q; ++i) ++covered[size_t(li) * q + i];
+          }
+          if (rest > 0) {
+            BOOST_TEST((p[3].ranks == nullptr && p[3].args.nranks == m * nnodes && !p[3].partialSum));
+            BOOST_TEST((p[3].args.ringOrder == order && p[3].args.count == rest));
+            BOOST_TEST(static_cast<const double *>(p[3].args.sendbuf) == src.data() + q * size_t(m));
+            BOOST_TEST(static_cast<double *>(p[3].args.recvbuf) == dst.data() + q * size_t(m));
+            if (li == 0)
+              for (size_t i = q * size_t(m); i < count; ++i) ++covered[i];
+          }
+        }
+        for (size_t i = 0; i < count; ++i) BOOST_TEST(covered[i] == 1, "element " << i << " of " << count);
+      }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
