@@ -122,15 +122,22 @@ int channelsForCall(const CudaState &st, Coll coll, size_t bytes, size_t capacit
   return int(want < size_t(st.nchannels) ? want : size_t(st.nchannels));
 }
 
-// A rank's region holds its inbound FIFOs, [proto][channel][peer], the
-// peers being every rank but itself: peer p's place in owner's region.
-size_t peerSlot(int peer, int owner) { return size_t(peer < owner ? peer : peer - 1); }
-size_t fifoOffset(const CudaState &st, int nranks, int proto, int channel, size_t place) {
-  const size_t peers = size_t(nranks > 1 ? nranks - 1 : 1);
+// A rank's region holds its inbound FIFOs from the other ranks of its
+// node, [proto][channel][peer]: ranks on other nodes send through the
+// device proxy's links (cuda_net.h), so they take no room here (at 16,384
+// ranks they would take 9 GiB a rank: chorus_sim --resources).  Peer p's
+// place in owner's region is p's index among the node's ranks, owner's
+// own skipped (`local`: each rank's index on its node).
+size_t peerSlot(const std::vector<int> &local, int peer, int owner) {
+  const int i = local[size_t(peer)];
+  return size_t(i < local[size_t(owner)] ? i : i - 1);
+}
+size_t fifoOffset(const CudaState &st, int nodeSize, int proto, int channel, size_t place) {
+  const size_t peers = size_t(nodeSize > 1 ? nodeSize - 1 : 1);
   const size_t protoBase = proto == 0 ? 0 : fifoBytes(0) * size_t(st.nchannels) * peers;
   return protoBase + (size_t(channel) * peers + place) * fifoBytes(proto);
 }
-size_t fifoRegionBytes(const CudaState &st, int nranks) { return cudaFifoRegionBytes(nranks, st.nchannels); }
+size_t fifoRegionBytes(const CudaState &st, int nodeSize) { return cudaFifoRegionBytes(nodeSize, st.nchannels); }
 
 template <typename T>
 Status takeDevice(size_t bytes, T **out) {
@@ -143,6 +150,12 @@ Status takeDevice(size_t bytes, T **out) {
 Status buildChannels(PeerLinks &ctx, CudaState &st) {
   const int n = ctx.nranks;
   const size_t nchan = size_t(kProtos) * st.nchannels;
+  std::vector<int> local(static_cast<size_t>(n)), seen;
+  for (int p = 0; p < n; ++p) {
+    const size_t node = size_t(ctx.nodeOf[size_t(p)]);
+    if (seen.size() <= node) seen.resize(node + 1, 0);
+    local[size_t(p)] = seen[node]++;
+  }
   std::vector<FifoEnd> ends(nchan * 2 * n);
   std::vector<DevChannel> chans(nchan);
   CHORUS_CHECK(takeDevice(ends.size() * sizeof(FifoEnd), &st.devEnds));
@@ -170,8 +183,8 @@ Status buildChannels(PeerLinks &ctx, CudaState &st) {
         }
         // My outbound FIFO to p lives in p's region at my index; my inbound
         // FIFO from p in mine at p's index.
-        char *peerBase = cudaIpcPeer(*st.ipc, p) + fifoOffset(st, n, proto, c, peerSlot(ctx.rank, p));
-        char *localBase = cudaIpcLocal(*st.ipc) + fifoOffset(st, n, proto, c, peerSlot(p, ctx.rank));
+        char *peerBase = cudaIpcPeer(*st.ipc, p) + fifoOffset(st, ctx.nodeSize, proto, c, peerSlot(local, ctx.rank, p));
+        char *localBase = cudaIpcLocal(*st.ipc) + fifoOffset(st, ctx.nodeSize, proto, c, peerSlot(local, p, ctx.rank));
         send[p] = deviceFifoEnd(peerBase, slotBytesOf(proto), kCudaSlots, p);
         recv[p] = deviceFifoEnd(localBase, slotBytesOf(proto), kCudaSlots, p);
       }
@@ -203,7 +216,7 @@ Status localSetup(PeerLinks &ctx, CudaState &st, PeerInfo &self) {
   CHORUS_CUDACHECK(cudaStreamCreateWithFlags(&st.setupStream, cudaStreamNonBlocking));
   // From the pool: a communicator's freed FIFOs are reused by the next one
   // (cudaIpcSetup clears them), and freed only while no kernel runs.
-  const size_t fifoRegion = fifoRegionBytes(st, ctx.nranks);
+  const size_t fifoRegion = fifoRegionBytes(st, ctx.nodeSize);
   CHORUS_CHECK(takeDevice(fifoRegion, &st.fifos));
   CHORUS_CHECK(cudaIpcSetup(st.fifos, fifoRegion, st.setupStream, self, &st.ipc));
   CHORUS_CUDACHECK(cudaEventCreateWithFlags(&st.lastLaunch, cudaEventDisableTiming));
@@ -337,7 +350,7 @@ Status createState(PeerLinks &ctx, CudaAttachment &cuda, const NodeLayout *nodes
   CHORUS_INFO(kSubsysCuda,
               "CUDA executor ready on GPU %d: %d channels x %d slots of %zu bytes (LL: %zu) per peer, %zu KiB of FIFOs",
               st->device, st->nchannels, kCudaSlots, kCudaSlotBytes, kCudaLLSlotBytes,
-              fifoRegionBytes(*st, ctx.nranks) / 1024);
+              fifoRegionBytes(*st, ctx.nodeSize) / 1024);
   return Status::Ok;
 }
 

@@ -94,16 +94,20 @@ constexpr size_t kCudaFifoPairBytes = cudaFifoBytes(Proto::Simple) + cudaFifoByt
 // Channels a communicator of `nranks` sets up: kCudaMaxChannels while its
 // FIFOs (one per peer, channel and protocol) fit in kCudaFifoBudget, fewer
 // beyond, so that memory does not grow with nranks x channels: 16 channels
-// up to 18 ranks, 9 at 32, 4 at 72.  The same on every rank (the GPU's
-// resident blocks may lower it further: cuda_executor.cc).
+// up to 18 ranks, 9 at 32, 4 at 72.  Across nodes the device memory is the
+// node's peers' only, but each remote peer takes a link of about 1 MiB of
+// pinned host memory per channel (cuda_net.h), which the same bound keeps
+// in check.  The same on every rank (the GPU's resident blocks may lower
+// it further: cuda_executor.cc).
 inline int cudaChannelsFor(int nranks) {
   const size_t perChannel = kCudaFifoPairBytes * size_t(nranks > 1 ? nranks - 1 : 1);
   const size_t fit = kCudaFifoBudget / perChannel;
   return int(fit < 1 ? 1 : fit > size_t(kCudaMaxChannels) ? size_t(kCudaMaxChannels) : fit);
 }
-// The device memory of a rank's inbound FIFOs: [protocol][channel][peer].
-inline size_t cudaFifoRegionBytes(int nranks, int nchannels) {
-  return kCudaFifoPairBytes * size_t(nchannels) * size_t(nranks > 1 ? nranks - 1 : 1);
+// The device memory of a rank's inbound FIFOs from the other ranks of its
+// node (`nodeSize` ranks): [protocol][channel][peer].
+inline size_t cudaFifoRegionBytes(int nodeSize, int nchannels) {
+  return kCudaFifoPairBytes * size_t(nchannels) * size_t(nodeSize > 1 ? nodeSize - 1 : 1);
 }
 
 // Written by the device when a block fails (timeout or abort), read by the
