@@ -196,9 +196,9 @@ BOOST_AUTO_TEST_CASE(planner_choices) {
   BOOST_TEST(modelCostUs(Coll::Allreduce, Algo::RecursiveDoubling, 8, uneven) < 0);  // not a power of two
   BOOST_TEST(planCollective(Coll::Allreduce, 8, uneven).algo != Algo::RecursiveDoubling);
   // Device buffers across nodes (issue 28): the kernels keep the host's
-  // node trees (bcast and reduce too) and hierarchical allreduce, and run
-  // the ring (or chain) where the host would run an algorithm they lack
-  // (recursive doubling).
+  // node trees (bcast and reduce too) and hierarchical allreduce, and where
+  // the host would run an algorithm they lack (recursive doubling) the next
+  // best of the same model.
   for (size_t bytes : {size_t(8), size_t(2048), size_t(64) << 10, size_t(4) << 20, size_t(64) << 20})
     for (Coll c : {Coll::Allreduce, Coll::Bcast, Coll::Reduce, Coll::Allgather}) {
       const Algo host = planCollective(c, bytes, twoByEightNics).algo;
@@ -210,6 +210,28 @@ BOOST_AUTO_TEST_CASE(planner_choices) {
                  collName(c) << " " << bytes << " B: " << algoName(kernels));
     }
   BOOST_TEST(planCollective(Coll::Allreduce, size_t(64) << 20, twoByTwo, Engine::Kernels).algo == Algo::Hierarchical);
+  // 16 nodes of 8 with a core per rank: the host doubles the small
+  // allreduces; the kernels, which cannot, took the ring's 254 steps
+  // (chorus_sim, 8xh100: 440 us at 8 bytes against the tree's 59) and now
+  // take the model's cheapest of what they have.
+  PlanShape sixteenByEight = twoByEight;
+  sixteenByEight.nranks = 128;
+  sixteenByEight.nnodes = 16;
+  sixteenByEight.cpuShare = 1;
+  std::vector<int> sixteenNodeOf(128);
+  for (int r = 0; r < 128; ++r) sixteenNodeOf[size_t(r)] = r / 8;
+  sixteenByEight.doublingNetRounds = doublingNetRoundsOf(sixteenNodeOf.data(), 128);
+  sixteenByEight.nodeTreeDepth = nodeTreeDepthOf(16);
+  for (size_t bytes : {size_t(8), size_t(64), size_t(512)}) {
+    BOOST_TEST(planCollective(Coll::Allreduce, bytes, sixteenByEight).algo == Algo::RecursiveDoubling);
+    const Algo kernels = planCollective(Coll::Allreduce, bytes, sixteenByEight, Engine::Kernels).algo;
+    BOOST_TEST(kernels != Algo::Ring, bytes << " B");
+    BOOST_TEST(kernels != Algo::RecursiveDoubling, bytes << " B");
+    BOOST_TEST(modelCostUs(Coll::Allreduce, kernels, bytes, sixteenByEight) <
+                   modelCostUs(Coll::Allreduce, Algo::Ring, bytes, sixteenByEight),
+               bytes << " B: " << algoName(kernels));
+  }
+  BOOST_TEST(planCollective(Coll::Allreduce, 8, sixteenByEight, Engine::Kernels).algo == Algo::Tree);
   PlanShape unevenNodes = twoByTwo;
   unevenNodes.nranks = 5;
   unevenNodes.maxNodeRanks = 3;
