@@ -50,7 +50,11 @@ CommFootprint commFootprint(const Context &ctx) {
       f.bulkNetBytes += bytes;
     }
   }
-  if (ctx.nnodes == 1) f.deviceFifoBytes = cudaFifoRegionBytes(ctx.nranks, cudaChannelsFor(ctx.nranks));
+  f.deviceChannels = cudaChannelsFor(ctx.nranks);
+  f.deviceFifoBytes = cudaFifoRegionBytes(ctx.nodeSize, f.deviceChannels);
+  // (cuda_net.cc: the proxy's links have full FIFOs of the device's slots both ways.)
+  f.deviceLinkBytes =
+      size_t(f.remotePeers) * size_t(f.deviceChannels) * 2 * fifoFootprint(kCudaSlotBytes, kCudaSlots);
   f.peerInfoBytes = entryBytes(ctx.peers);
   return f;
 }

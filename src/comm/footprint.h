@@ -25,9 +25,16 @@ struct CommFootprint {
   // alltoall, the all-peer algorithms, CHORUS_NET_CONNECT=eager).
   int bulkNetPeers = 0;
   size_t bulkNetBytes = 0, allNetBytes = 0;
-  // Device memory of the CUDA executor's inbound FIFOs, on a communicator
-  // of one node (one whose device buffers run on the kernels).
-  size_t deviceFifoBytes = 0;
+  // What the CUDA executor adds for device buffers (the kernels), sized by
+  // its own code: its channels (cudaChannelsFor), the device memory of its
+  // inbound FIFO region (a pair per rank of the communicator and channel,
+  // cudaFifoRegionBytes: the entries of ranks on other nodes are reserved
+  // and unused), and across nodes the device links' FIFO copies, which the
+  // proxy (transport/ucx/ucx_proxy.h) makes at set-up for every remote peer
+  // on every channel, in pinned host memory (under GPUDirect RDMA the slots
+  // of these copies are device memory instead).
+  int deviceChannels = 0;
+  size_t deviceFifoBytes = 0, deviceLinkBytes = 0;
   // One rank's PeerInfo: its block of the set-up's second allgather.
   size_t peerInfoBytes = 0;
 

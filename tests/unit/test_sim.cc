@@ -8,9 +8,11 @@
 // counts once an alltoall links them, the tables grow by rank.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <vector>
 
 #include "coll/allreduce_ring.h"
+#include "cuda/device_channel.h"
 #include "sim/sim_model.h"
 #include "sim/sim_resources.h"
 #include "transport/fifo.h"
@@ -164,6 +166,26 @@ BOOST_AUTO_TEST_CASE(the_planner_sees_the_layout) {
   four.nodes = 4;
   BOOST_TEST(planShapeOf(gpu, four).equalNodes);
   BOOST_TEST(planShapeOf(gpu, four).nnodes == 4);
+  // Across nodes device buffers run on the kernels (the device proxy), with
+  // their node trees and rail-aligned hierarchy, and their rings spread
+  // between nodes over the channels' NICs.
+  BOOST_TEST(int(engineOf(gpu, four)) == int(Engine::Kernels));
+  const std::vector<Algo> across = candidatesFor(gpu, four, Coll::Allreduce);
+  BOOST_TEST((std::find(across.begin(), across.end(), Algo::Hierarchical) != across.end()));
+  BOOST_TEST((std::find(across.begin(), across.end(), Algo::RecursiveDoubling) == across.end()));
+  const std::vector<Algo> rooted = candidatesFor(gpu, four, Coll::Bcast);
+  BOOST_TEST((std::find(rooted.begin(), rooted.end(), Algo::Tree) != rooted.end()));
+  BOOST_TEST(rotatedRingChannels(gpu, four, Algo::Ring) == cudaChannelsFor(32));
+  BOOST_TEST(rotatedRingChannels(gpu, four, Algo::Hierarchical) == 1);
+  BOOST_TEST(rotatedRingChannels(gpu, one, Algo::Ring) == 1);
+  // Spread over the NICs, a ring between 2 nodes of 8 at 64 MiB takes less
+  // than half the time one NIC a node would (the NICs bound it).
+  Layout two = one;
+  two.nodes = 2;
+  Schedules spread = recordCollective(gpu, two, Coll::Allreduce, Algo::Ring, size_t(64) << 20, 8);
+  const double spreadUs = simulate(gpu, two, spread).timeUs;
+  spread.netChannels = 1;
+  BOOST_TEST(spreadUs * 2 < simulate(gpu, two, spread).timeUs);
   // The kernels' engine has no recursive doubling: not a candidate there.
   for (Algo a : candidatesFor(gpu, one, Coll::Allreduce)) BOOST_TEST(int(a) != int(Algo::RecursiveDoubling));
 }
@@ -191,7 +213,17 @@ BOOST_AUTO_TEST_CASE(resources_follow_the_wiring) {
   const size_t smallLink = 2 * fifoFootprint(kSmallFifoSlotBytes, kSmallFifoSlots);
   BOOST_TEST(f128.allNetBytes - f128.bulkNetBytes == size_t(f128.remotePeers - f128.bulkNetPeers) * smallLink);
   BOOST_TEST(f128.tableBytes > f16.tableBytes + size_t(f128.nranks - f16.nranks) * f128.peerInfoBytes);
-  BOOST_TEST(f128.deviceFifoBytes == 0u);  // across nodes device buffers are staged
+  // The kernels across nodes: device FIFOs for the node's peers only, the
+  // same at any scale for a channel count; the proxy's links in pinned host
+  // memory for every remote peer on every channel.
+  BOOST_TEST(alone.deviceChannels == 16);
+  BOOST_TEST(alone.deviceFifoBytes == cudaFifoRegionBytes(8, 16));
+  BOOST_TEST(alone.deviceLinkBytes == 0u);
+  BOOST_TEST(f128.deviceChannels == cudaChannelsFor(1024));
+  BOOST_TEST(f128.deviceFifoBytes == cudaFifoRegionBytes(8, f128.deviceChannels));
+  BOOST_TEST(f128.deviceFifoBytes < alone.deviceFifoBytes);
+  BOOST_TEST(f128.deviceLinkBytes == size_t(f128.remotePeers) * size_t(f128.deviceChannels) * 2 *
+                                         fifoFootprint(kCudaSlotBytes, kCudaSlots));
   const Machine gpu = *findPreset("8xh100");
   BOOST_TEST(setupTimeOf(gpu, many, f128, true).totalUs() > setupTimeOf(gpu, many, f128, false).totalUs());
 }

@@ -1,12 +1,14 @@
 #include "sim/sim_model.h"
 
 #include <algorithm>
+#include <cstring>
 #include <queue>
 #include <string>
 #include <unordered_map>
 
 #include "coll/allreduce_hierarchical.h"
 #include "coll/dispatch.h"
+#include "cuda/device_channel.h"
 #include "core/params.h"
 #include "transport/fifo.h"
 
@@ -125,7 +127,15 @@ PlanShape planShapeOf(const Machine &m, const Layout &l) {
 }
 
 Engine engineOf(const Machine &m, const Layout &l) {
-  return m.gpu && l.nodes == 1 ? Engine::Kernels : Engine::Host;
+  // Across nodes as on one, unless CHORUS_NET_DEVICE=staged (read as the
+  // library reads it) sends device buffers through the host engine.
+  if (!m.gpu) return Engine::Host;
+  return l.nodes > 1 && strcmp(paramString(ParamId::NetDevice), "staged") == 0 ? Engine::Host : Engine::Kernels;
+}
+
+int rotatedRingChannels(const Machine &m, const Layout &l, Algo algo) {
+  if (engineOf(m, l) != Engine::Kernels || l.nodes < 2 || (algo != Algo::Ring && algo != Algo::Chain)) return 1;
+  return cudaChannelsFor(l.nranks());
 }
 
 bool algorithmApplies(const Machine &m, const Layout &l, Coll coll, Algo algo) {
@@ -140,13 +150,13 @@ bool algorithmApplies(const Machine &m, const Layout &l, Coll coll, Algo algo) {
       return coll == Coll::Bcast || coll == Coll::Reduce;
     case Algo::Direct:
       return n <= kMaxDirectRanks && coll != Coll::Alltoall;
-    case Algo::Tree:
-      return coll == Coll::Allreduce || (!kernels && severalNodes && (coll == Coll::Bcast || coll == Coll::Reduce));
+    case Algo::Tree:  // (the kernels have the node trees too)
+      return coll == Coll::Allreduce || (severalNodes && (coll == Coll::Bcast || coll == Coll::Reduce));
     case Algo::RecursiveDoubling:
       return !kernels && isPowerOfTwo(n) &&
              (coll == Coll::Allreduce || coll == Coll::Allgather || coll == Coll::ReduceScatter);
-    case Algo::Hierarchical:
-      return !kernels && coll == Coll::Allreduce && l.nodes > 1 && l.ranksPerNode > 1;
+    case Algo::Hierarchical:  // (on the kernels too, rail-aligned)
+      return coll == Coll::Allreduce && l.nodes > 1 && l.ranksPerNode > 1;
     case Algo::Publish:
       return !kernels && m.sharedMemory && !severalNodes &&
              (coll == Coll::Allreduce || coll == Coll::Allgather || coll == Coll::Bcast);
@@ -259,6 +269,7 @@ void recordRank(const Machine &m, const Layout &l, const LayoutTables &t, Coll c
 Schedules recordCollective(const Machine &m, const Layout &l, Coll coll, Algo algo, size_t bytes, size_t elemSize) {
   Schedules s;
   s.ranks.resize(size_t(l.nranks()));
+  s.netChannels = rotatedRingChannels(m, l, algo);
   const LayoutTables tables(l);
   const bool reduction = coll == Coll::Allreduce || coll == Coll::Reduce || coll == Coll::ReduceScatter;
   for (int r = 0; r < l.nranks(); ++r) {
@@ -422,14 +433,38 @@ struct Replay {
         ++result.netMessages;
         result.netBytes += bytes;
       }
-      double &tx = net ? nicTx[size_t(nicOf(from))] : portTx[size_t(from)];
-      double &rx = net ? nicRx[size_t(nicOf(to))] : portRx[size_t(to)];
-      const double begin = std::max(depart, tx);
-      tx = begin + wire;
-      arrival = std::max(begin + wire + lm.latencyUs + hopUs(from, to), rx + wire);
-      rx = arrival;
+      if (net && s.netChannels > 1) {
+        arrival = sendRotated(from, to, bytes, depart);
+      } else {
+        double &tx = net ? nicTx[size_t(nicOf(from))] : portTx[size_t(from)];
+        double &rx = net ? nicRx[size_t(nicOf(to))] : portRx[size_t(to)];
+        const double begin = std::max(depart, tx);
+        tx = begin + wire;
+        arrival = std::max(begin + wire + lm.latencyUs + hopUs(from, to), rx + wire);
+        rx = arrival;
+      }
     }
     out.arrive.push_back(arrival + m.crowdedUs * (cpuShare - 1));
+  }
+
+  // A message between nodes of the kernels' rotated rings: channel c's
+  // share leaves the sender's node through the NIC of its local rank c - 1
+  // and enters the next node through that of local rank c (cuda_executor.cc,
+  // copyNodeLayout), so one message of the model's single channel is the
+  // channels' shares on up to min(channels, GPUs) NICs at once.
+  double sendRotated(int from, int to, uint64_t bytes, double depart) {
+    const int k = l.ranksPerNode, channels = s.netChannels;
+    const double share = transferUs(bytes, m.net) / channels;
+    double arrival = depart;
+    for (int c = 0; c < channels; ++c) {
+      double &tx = nicTx[size_t(l.nodeOf(from) * m.nicsPerNode + (c + k - 1) % k * m.nicsPerNode / k)];
+      double &rx = nicRx[size_t(l.nodeOf(to) * m.nicsPerNode + c % k * m.nicsPerNode / k)];
+      const double begin = std::max(depart, tx);
+      tx = begin + share;
+      rx = std::max(begin + share + m.net.latencyUs + hopUs(from, to), rx + share);
+      arrival = std::max(arrival, rx);
+    }
+    return arrival;
   }
 
   void run() {

@@ -10,7 +10,11 @@
 // bandwidth and a cost per message, NICs shared by the ranks of a node,
 // FIFOs of a few slots whose credits hold a sender back.  Not modelled: the
 // device engine's channels (a GPU rank is one channel at the link's whole
-// bandwidth), congestion inside the fabric beyond the NICs, the publish
+// bandwidth; across nodes the rotated rings' channels only spread a
+// message over the NICs, Schedules::netChannels), the device proxy's own
+// limits (its window of 4 slots per channel and link, and without
+// GPUDirect RDMA the host memory every byte crosses: the presets' NICs run
+// at line rate, as under GPUDirect RDMA), congestion inside the fabric beyond the NICs, the publish
 // rings' credits, and CPU contention between ranks.
 #pragma once
 
@@ -74,6 +78,9 @@ struct Layout {
 // engine a call on this machine runs on.
 PlanShape planShapeOf(const Machine &m, const Layout &l);
 Engine engineOf(const Machine &m, const Layout &l);
+// The channels a ring or chain of `algo` spreads its traffic between nodes
+// over: the kernels' channel count across nodes (cudaChannelsFor), else 1.
+int rotatedRingChannels(const Machine &m, const Layout &l, Algo algo);
 
 // Whether `algo` is a schedule of its own for `coll` on this layout (not a
 // name the dispatch would quietly run as the ring), and the algorithms to
@@ -83,6 +90,10 @@ std::vector<Algo> candidatesFor(const Machine &m, const Layout &l, Coll coll);
 
 struct Schedules {
   std::vector<RankSchedule> ranks;
+  // The kernels' rings across nodes rotate each node's ranks per channel
+  // (rotatedRingChannels): a message between nodes is then spread over
+  // this many channels' NICs; 1 otherwise.
+  int netChannels = 1;
   uint64_t ops() const;
 };
 
