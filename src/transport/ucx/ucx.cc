@@ -662,10 +662,26 @@ Status ucxFree(PeerLinks &ctx) {
     CHORUS_WARN("rank %d dropped %llu UCX messages without a token of its communicators while this one lived",
                 ctx.rank, (unsigned long long)counters.forgedDropped);
   ucxReleaseWorker(*st);
+  // A communicator on which something failed keeps its links' memory for
+  // the process's life: a peer that had not yet learnt of the failure may
+  // have a put on its way into it, and a put lands whatever our state
+  // says (tcp's emulated put writes wherever its address says, after any
+  // free: ASan saw it, on the device links, in CI).  Reachable, so
+  // LeakSanitizer stays quiet.
+  bool failed = st->violation != Status::Ok || st->abortFrom >= 0 || st->abortSent;
+  for (ucs_status_t f : st->failed) failed = failed || f != UCS_OK;
+  if (failed && counters.linkedPeers)
+    CHORUS_INFO(kSubsysNet, "rank %d: a collective failed on this communicator: its UCX links' memory stays "
+                "allocated, since a peer may still put into it", ctx.rank);
   // (Each link's one allocation starts at its send copy; the slots apart
   // start at the send copy's slots.)
   for (size_t p = 0; p < st->sendCopy.size(); ++p) {
     if (!st->sendCopy[p]) continue;
+    if (failed) {
+      ucxKeepLinkMemory(st->sendCopy[p]);
+      if (st->slotsApart) ucxKeepLinkMemory(ctx.sendTo[p].slots);
+      continue;
+    }
     if (st->slotsApart) ctx.netMemory.slotFree(ctx.sendTo[p].slots);
     ctx.netMemory.release ? ctx.netMemory.release(st->sendCopy[p]) : free(st->sendCopy[p]);
   }
@@ -674,6 +690,20 @@ Status ucxFree(PeerLinks &ctx) {
   ctx.netState = nullptr;
   return Status::Ok;
 }
+
+std::mutex g_keptMutex;
+// Never destroyed: a global vector's destructor at exit would leave the
+// memory unreachable, which LeakSanitizer reports.
+std::vector<void *> *g_kept = new std::vector<void *>;
+
+}  // namespace
+
+void ucxKeepLinkMemory(void *memory) {
+  std::lock_guard<std::mutex> lock(g_keptMutex);
+  g_kept->push_back(memory);
+}
+
+namespace {
 
 // NetOps::link.  An error is the collective's: the link's memory could not
 // be had.

@@ -319,25 +319,11 @@ UcxCounters netProxyCounters(const NetProxy &proxy) {
 
 void netProxyClosing(NetProxy &proxy) { proxy.closing.store(true, std::memory_order_relaxed); }
 
-namespace {
-
-// The links' memory of a proxy that failed: its peers may still put into
-// it (they learn of the failure late, a put already sent lands anyway, and
-// tcp's emulated puts write wherever their address says), so it stays for
-// the process's life, reachable from here (test_proxy's duplicate under
-// ASan: a peer's put landed in a freed receive copy).
-// (Never destroyed: a global vector's destructor at exit would leave the
-// memory unreachable, which LeakSanitizer reports.)
-std::mutex g_keptMutex;
-std::vector<void *> *g_kept = new std::vector<void *>;
-
-void keepLinkMemory(void *memory) {
-  std::lock_guard<std::mutex> lock(g_keptMutex);
-  g_kept->push_back(memory);
-}
-
-}  // namespace
-
+// The links' memory of a proxy that failed stays for the process's life
+// (ucxKeepLinkMemory): its peers may still put into it, they learning of
+// the failure late (test_proxy's duplicate under ASan: a peer's put landed
+// in a freed receive copy).  The proxy can fail where its channels' states
+// saw nothing (a slot's size out of bounds), so it says so itself.
 void netProxyFree(NetProxy *proxy) {
   if (!proxy) return;
   if (proxy->thread.joinable()) {
@@ -353,7 +339,7 @@ void netProxyFree(NetProxy *proxy) {
     CHORUS_INFO(kSubsysNet, "rank %d: the device links failed: their memory stays allocated, since a peer may still "
                 "put into it", proxy->rank);
   for (auto &ch : proxy->channels) {
-    if (failed) ch->netMemory.release = ch->netMemory.slotFree = keepLinkMemory;
+    if (failed) ch->netMemory.release = ch->netMemory.slotFree = ucxKeepLinkMemory;
     kUcxTransport.free(*ch);
   }
   delete proxy;
