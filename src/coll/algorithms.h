@@ -34,6 +34,10 @@ struct PlanShape {
   // per microsecond, the slowest node's.
   double netLinkBytesPerUs = 0;
   double nodeNetBytesPerUs = 0;
+  // Across nodes, whether the kernels reach every rank on another node
+  // (cuda/device_links.h, cudaNetLinksEveryPeer); when not, device buffers
+  // are planned without the one-shots and the rooted trees.
+  bool kernelsEveryPeer = true;
 };
 
 // Pick the algorithm for `bytes` (the whole vector for allreduce, reduce and

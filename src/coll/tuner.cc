@@ -362,11 +362,13 @@ constexpr const char *kOneShotReason = "small message: one-shot is fastest";
 constexpr const char *kTreeReason = "latency-bound size: tree depth log2(n) beats the ring's n-1 steps";
 
 // Across nodes the model picks among the engine's algorithms (the kernels
-// have no recursive doubling); the size limits, when set, still bound the
+// have no recursive doubling, and without a link to every remote peer no
+// one-shot and no rooted tree); the size limits, when set, still bound the
 // one-shot and the tree.
-Plan cheapestAcrossNodes(Coll coll, size_t bytes, const PlanShape &shape, bool withDoubling) {
+Plan cheapestAcrossNodes(Coll coll, size_t bytes, const PlanShape &shape, bool kernels) {
   const bool rooted = coll == Coll::Bcast || coll == Coll::Reduce;
   const Algo ringLike = rooted ? Algo::Chain : Algo::Ring;
+  const bool somePeers = kernels && !shape.kernelsEveryPeer;
   const bool directCapped =
       paramInt(ParamId::DirectMaxBytes) >= 0 &&
       bytes > limitFromParam(ParamId::DirectMaxBytes, directMaxBytes(coll, shape.nranks));
@@ -379,8 +381,9 @@ Plan cheapestAcrossNodes(Coll coll, size_t bytes, const PlanShape &shape, bool w
   double bestUs = -1;
   for (int i = 0; i < kCandidates; ++i) {
     costs[i] = modelCostUs(coll, candidates[i], bytes, shape);
-    if ((candidates[i] == Algo::Direct && directCapped) || (candidates[i] == Algo::Tree && treeCapped) ||
-        (candidates[i] == Algo::RecursiveDoubling && !withDoubling))
+    if ((candidates[i] == Algo::Direct && (directCapped || somePeers)) ||
+        (candidates[i] == Algo::Tree && (treeCapped || (somePeers && rooted))) ||
+        (candidates[i] == Algo::RecursiveDoubling && kernels))
       costs[i] = kNotApplicable;
     if (costs[i] >= 0 && (bestUs < 0 || costs[i] < bestUs)) {
       best = candidates[i];
@@ -435,7 +438,7 @@ Plan planForHost(Coll coll, size_t bytes, const PlanShape &shape, bool cpuRanks)
 
   const size_t directMax = limitFromParam(ParamId::DirectMaxBytes, directMaxBytes(coll, nranks));
   const size_t treeMax = limitFromParam(ParamId::TreeMaxBytes, kTreeMaxBytes);
-  if (severalNodes) return cheapestAcrossNodes(coll, bytes, shape, true);
+  if (severalNodes) return cheapestAcrossNodes(coll, bytes, shape, false);
 
   // More than 2 ranks on a node with a core for each (the crossovers above
   // were measured with them sharing 2 cores): chorus_sim's rules first.
@@ -495,7 +498,14 @@ constexpr size_t kKernelsDirectFanInBytes = size_t(1) << 20;
 Plan planForKernels(Coll coll, size_t bytes, const PlanShape &shape, const Plan &host) {
   const Forced forced = forcedSetting();
   const int n = shape.nranks;
-  if (coll != Coll::Alltoall && coll != Coll::Barrier && forced == Forced::None && host.algo != Algo::Local &&
+  // Links to a few remote peers only (cuda/device_links.h): no one-shot
+  // and no rooted tree, which reach beyond them, even where asked for; the
+  // model's cheapest of what the links reach instead.
+  const bool somePeers = shape.nnodes > 1 && !shape.kernelsEveryPeer;
+  const bool rooted = coll == Coll::Bcast || coll == Coll::Reduce;
+  if (somePeers && (host.algo == Algo::Direct || (host.algo == Algo::Tree && rooted)))
+    return cheapestAcrossNodes(coll, bytes, shape, true);
+  if (!somePeers && coll != Coll::Alltoall && coll != Coll::Barrier && forced == Forced::None && host.algo != Algo::Local &&
       n >= 2 && directFits(n) && bytes <= limitFromParam(ParamId::DirectMaxBytes, kKernelsDirectFanInBytes / size_t(n - 1)))
     return {Algo::Direct, "device buffers: one-shot while (n - 1) x the vector stays under 1 MiB"};
   switch (host.algo) {
@@ -514,7 +524,7 @@ Plan planForKernels(Coll coll, size_t bytes, const PlanShape &shape, const Plan 
       // Across nodes the next best by the same model, not the ring: at 16
       // nodes of 8 GPUs an 8-byte allreduce by the ring's 254 steps took
       // 440 us in chorus_sim, by the tree 59.
-      if (shape.nnodes > 1 && forcedSetting() == Forced::None) return cheapestAcrossNodes(coll, bytes, shape, false);
+      if (shape.nnodes > 1 && forcedSetting() == Forced::None) return cheapestAcrossNodes(coll, bytes, shape, true);
       break;
     default:
       break;

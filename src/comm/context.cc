@@ -20,6 +20,7 @@
 #include "core/log.h"
 #include "core/params.h"
 #include "core/progress.h"
+#include "cuda/device_links.h"
 #include "topo/topo.h"
 #include "topo/topology.h"
 #include "transport/shm/cma.h"
@@ -280,6 +281,9 @@ void assignNodes(Context &ctx, const std::vector<uint64_t> &hosts, const std::ve
   ctx.planShape.equalNodes = equal;
   ctx.planShape.nodeTreeDepth = nodeTreeDepthOf(ctx.nnodes);
   ctx.planShape.doublingNetRounds = doublingNetRoundsOf(ctx.nodeOf.data(), ctx.nranks);
+  // (Agreed setting, the layout every rank's: every rank plans alike.)
+  ctx.planShape.kernelsEveryPeer =
+      ctx.nnodes < 2 || cudaNetLinksEveryPeer(ctx.nodeLayout, paramString(ParamId::NetDeviceLinks));
   ctx.localPrev.clear();
   ctx.crossPrev.clear();
   if (equal) {

@@ -3,6 +3,7 @@
 #include "coll/bulk_links.h"
 #include "comm/context.h"
 #include "cuda/device_channel.h"
+#include "cuda/device_links.h"
 #include "transport/shm/shm.h"
 
 namespace chorus {
@@ -52,9 +53,14 @@ CommFootprint commFootprint(const Context &ctx) {
   }
   f.deviceChannels = cudaChannelsFor(ctx.nranks);
   f.deviceFifoBytes = cudaFifoRegionBytes(ctx.nodeSize, f.deviceChannels);
-  // (cuda_net.cc: the proxy's links have full FIFOs of the device's slots both ways.)
-  f.deviceLinkBytes =
-      size_t(f.remotePeers) * size_t(f.deviceChannels) * 2 * fifoFootprint(kCudaSlotBytes, kCudaSlots);
+  // The proxy's links (cuda/device_links.h): every remote peer, or the
+  // streaming algorithms' few, on each channel.
+  if (ctx.nnodes > 1) {
+    f.deviceLinkedPeers = ctx.planShape.kernelsEveryPeer
+                              ? f.remotePeers
+                              : int(cudaStreamingPeers(ctx.nodeLayout, ctx.rank, f.deviceChannels).size());
+    f.deviceLinkBytes = size_t(f.deviceLinkedPeers) * size_t(f.deviceChannels) * kCudaNetLinkBytes;
+  }
   f.peerInfoBytes = entryBytes(ctx.peers);
   return f;
 }

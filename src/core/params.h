@@ -127,6 +127,13 @@ enum class ParamScope { Local, Agreed };
     "other nodes in pinned host memory carried by a proxy thread over UCX (Simple protocol; "     \
     "CUDA graph capture works); staged copies the whole buffers to host memory and runs the "     \
     "host engine (the test oracle and fallback). Every rank must set it alike.")                  \
+  X(NetDeviceLinks, Choice, Agreed, "CHORUS_NET_DEVICE_LINKS", "auto", "auto,every,streaming",            \
+    "Which ranks on other nodes the device proxy links, on every channel, in pinned host memory "  \
+    "(about 1 MiB per peer and channel): every one, or only those the kernels' streaming "         \
+    "algorithms exchange with (rings, node trees, the hierarchy's rails: a handful whatever the "  \
+    "scale), which plans device buffers across nodes without the one-shots and the rooted trees " \
+    "and stages the alltoall through host memory; auto links every one while that takes at most " \
+    "160 MiB a rank. Every rank must set it alike.")                                              \
   X(NetGdr, Choice, Agreed, "CHORUS_NET_GDR", "auto", "0,1,auto",                                          \
     "GPUDirect RDMA for device buffers across nodes (CHORUS_NET_DEVICE=kernels): the device "    \
     "links' slots in GPU memory registered with UCX, which the NIC reads and writes, instead of " \

@@ -15,6 +15,7 @@
 #include "core/params.h"
 #include "cuda/cuda_check.h"
 #include "cuda/cuda_net.h"
+#include "cuda/device_links.h"
 #include "cuda/device_pool.h"
 #include "cuda/gpu_sharing.h"
 #include "cuda/kernels.h"
@@ -46,6 +47,9 @@ struct CudaState {
   // Links to ranks on other nodes (cuda_net.h), on a communicator spanning
   // nodes; null on one node.
   CudaNet *net = nullptr;
+  // Whether its links reach every rank on another node, or only the
+  // streaming algorithms' peers (cuda/device_links.h).
+  bool netEveryPeer = true;
   // With it, the ring order and node layout in device memory
   // (DevCollArgs::ringOrder, ringWhere, nodes).
   int *layoutInts = nullptr;  // order, where, nodeStart, nodeOf[, rails]
@@ -329,7 +333,15 @@ Status createState(PeerLinks &ctx, CudaAttachment &cuda, const NodeLayout *nodes
   if (allGood) {
     CHORUS_MPICHECK(MPI_Allgather(&self, sizeof self, MPI_BYTE, ctx.peers.data(), sizeof self, MPI_BYTE, ctx.comm));
     // Collective (every rank enters): the links to other nodes.
-    if (ctx.nnodes > 1) s = cudaNetCreate(ctx, st->nchannels, &st->net);
+    if (ctx.nnodes > 1 && !nodes) {
+      s = Status::InternalError;  // (collectives.cc passes the layout across nodes)
+    } else if (ctx.nnodes > 1) {
+      // (Agreed setting and channel count: the same sets on every rank.)
+      st->netEveryPeer = cudaNetLinksEveryPeer(*nodes, paramString(ParamId::NetDeviceLinks));
+      const std::vector<int> linked =
+          st->netEveryPeer ? std::vector<int>() : cudaStreamingPeers(*nodes, ctx.rank, st->nchannels);
+      s = cudaNetCreate(ctx, st->nchannels, linked, &st->net);
+    }
     if (s == Status::Ok) s = cudaIpcConnect(*st->ipc, ctx.peers.data(), ctx.nranks, ctx.rank);
     reportGpuSharing(ctx.peers.data(), ctx.nranks, ctx.rank);
     if (s == Status::Ok) s = buildChannels(ctx, *st);
@@ -345,8 +357,12 @@ Status createState(PeerLinks &ctx, CudaAttachment &cuda, const NodeLayout *nodes
   cuda.state = st;
   if (st->net)
     CHORUS_INFO(kSubsysCuda, "rank %d: device buffers cross nodes on the kernels, %d channels, Simple protocol, "
-                "slots in %s and a proxy thread over UCX", ctx.rank, st->nchannels,
-                cudaNetGdr(*st->net) ? "device memory (GPUDirect RDMA)" : "pinned host memory (no GPUDirect RDMA)");
+                "slots in %s and a proxy thread over UCX%s", ctx.rank, st->nchannels,
+                cudaNetGdr(*st->net) ? "device memory (GPUDirect RDMA)" : "pinned host memory (no GPUDirect RDMA)",
+                st->netEveryPeer ? ""
+                                 : "; linked to the streaming algorithms' peers only (CHORUS_NET_DEVICE_LINKS): no "
+                                   "one-shot or rooted tree across nodes, the alltoall and small bcasts and reduces "
+                                   "staged through host memory");
   CHORUS_INFO(kSubsysCuda,
               "CUDA executor ready on GPU %d: %d channels x %d slots of %zu bytes (LL: %zu) per peer, %zu KiB of FIFOs",
               st->device, st->nchannels, kCudaSlots, kCudaSlotBytes, kCudaLLSlotBytes,
@@ -514,6 +530,17 @@ Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req,
   Status netStatus = Status::Ok;
   if (st.net && cudaNetFailed(*st.net, &netStatus, errText, errLen)) return netStatus;
   if (req.coll == Coll::Barrier) return Status::InternalError;  // the API runs barriers on the host
+  // Links to the streaming peers only (cuda/device_links.h): the planner
+  // and the staging keep the algorithms that reach beyond them away; a
+  // kernel sent there would follow null FIFO pointers.
+  const Algo algo = Algo(req.algo);
+  if (st.net && !st.netEveryPeer &&
+      (algo == Algo::Direct || algo == Algo::Pairwise ||
+       (algo == Algo::Tree && (req.coll == Coll::Bcast || req.coll == Coll::Reduce)))) {
+    snprintf(errText, errLen, "the device links reach only the streaming algorithms' peers on other nodes, not %s's "
+             "(CHORUS_NET_DEVICE_LINKS)", algoName(algo));
+    return Status::InternalError;
+  }
 
   const bool bytesOnly = req.coll == Coll::Bcast || req.coll == Coll::Allgather || req.coll == Coll::Alltoall;
   const size_t elemSize = bytesOnly ? 1 : req.elemSize;

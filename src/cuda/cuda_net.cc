@@ -194,7 +194,7 @@ struct CudaNet {
   bool gdr = false;          // the slots in device memory (CHORUS_NET_GDR)
 };
 
-Status cudaNetCreate(const PeerLinks &links, int nchannels, CudaNet **out) {
+Status cudaNetCreate(const PeerLinks &links, int nchannels, const std::vector<int> &peers, CudaNet **out) {
   auto *net = new CudaNet;
   *out = net;
   void *word = takeMapped(sizeof(int));
@@ -206,6 +206,7 @@ Status cudaNetCreate(const PeerLinks &links, int nchannels, CudaNet **out) {
 #ifdef CHORUS_HAVE_UCX
   NetProxyConfig config;
   config.nchannels = nchannels;
+  config.peers = peers;
   config.slotBytes = kCudaSlotBytes;
   config.nslots = kCudaSlots;
   config.memory.alloc = takeMapped;
@@ -243,6 +244,7 @@ Status cudaNetCreate(const PeerLinks &links, int nchannels, CudaNet **out) {
 #else
   (void)links;
   (void)nchannels;
+  (void)peers;
   CHORUS_WARN("rank %d: device buffers across nodes need the ucx transport, which this build lacks; set "
               "CHORUS_NET_DEVICE=staged", links.rank);
   return Status::Unsupported;

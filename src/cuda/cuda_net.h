@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "core/common.h"
 #include "transport/fifo.h"
@@ -14,11 +15,12 @@ namespace chorus {
 
 struct CudaNet;
 
-// Collective over links.comm, on a communicator spanning nodes: links
-// every peer on another node for `nchannels` channels of Simple FIFOs
+// Collective over links.comm, on a communicator spanning nodes: links the
+// peers on other nodes in `peers` (sorted; empty: every one,
+// cuda/device_links.h) for `nchannels` channels of Simple FIFOs
 // (kCudaSlots x kCudaSlotBytes).  Not Ok when this rank could not; the
 // caller agrees on the outcome.
-Status cudaNetCreate(const PeerLinks &links, int nchannels, CudaNet **out);
+Status cudaNetCreate(const PeerLinks &links, int nchannels, const std::vector<int> &peers, CudaNet **out);
 // The kernel's view (device pointers) of channel `channel`'s send (or
 // receive) end with `peer`, on another node.
 FifoEnd cudaNetEnd(const CudaNet &net, int channel, int peer, bool send);

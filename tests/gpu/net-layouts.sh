@@ -9,14 +9,21 @@
 # the sum is whole), uneven nodes of 2, 1 and 3 ranks, and 4 ranks
 # round-robin over 2 nodes under CHORUS_ALGO=tree (the node trees of
 # allreduce, bcast and reduce on the device, and rings in node order,
-# which there differs from rank order).  The sums and the pair types' ops,
-# large cases at 2 MiB: np4-2x2.sh runs every op.
+# which there differs from rank order), and 4 nodes of 2 with the device
+# links made only to the streaming algorithms' peers
+# (CHORUS_NET_DEVICE_LINKS=streaming: some ranks on other nodes never
+# linked, the alltoall and small bcasts and reduces staged through host
+# memory, the hierarchy's rails and rank-order tail on the kernels).  The
+# sums and the pair types' ops, large cases at 2 MiB: np4-2x2.sh runs
+# every op.
 status=0
 ops=${CHORUS_TEST_OPS:-sum,minloc,maxloc}
-for run in "2 each ring 1 $ops" "6 3x2 hierarchical auto $ops,avg" "6 2+1+3 auto auto $ops" "4 mod2 tree auto $ops"; do
+for run in "2 each ring 1 $ops auto" "6 3x2 hierarchical auto $ops,avg auto" "6 2+1+3 auto auto $ops auto" \
+  "4 mod2 tree auto $ops auto" "8 4x2 hierarchical auto $ops,avg streaming"; do
   set -- $run
-  echo "== $1 ranks, layout $2, CHORUS_ALGO=$3, CHORUS_NET_GDR=$4, ops $5"
+  echo "== $1 ranks, layout $2, CHORUS_ALGO=$3, CHORUS_NET_GDR=$4, ops $5, CHORUS_NET_DEVICE_LINKS=$6"
   out=$(CHORUS_DEBUG=INFO CHORUS_STATS=1 CHORUS_NET_GDR=$4 CHORUS_ALGO=$3 CHORUS_TEST_LAYOUT=$2 CHORUS_TEST_PROTOS=simple \
+    CHORUS_NET_DEVICE_LINKS=$6 \
     CHORUS_TEST_OPS=$5 CHORUS_TEST_LARGE_BYTES=${CHORUS_TEST_LARGE_BYTES:-2097152} \
     "$(dirname "$0")/run-gpu.sh" "$1" test_gpu 2>&1)
   rc=$?
@@ -36,6 +43,20 @@ for run in "2 each ring 1 $ops" "6 3x2 hierarchical auto $ops,avg" "6 2+1+3 auto
     fi
     r=$((r + 1))
   done
+  if [ "$6" = streaming ]; then
+    # Each rank has 6 ranks on other nodes; the streaming set leaves some
+    # out, and the alltoall went through host memory on every rank.
+    few=$(printf '%s\n' "$out" | grep -c "CHORUS INFO rank [0-9]*: device links to [1-5] ranks on other nodes")
+    if [ "$few" -lt 1 ]; then
+      echo "FAIL: no rank linked fewer than its 6 ranks on other nodes under CHORUS_NET_DEVICE_LINKS=streaming"
+      status=1
+    fi
+    staged=$(printf '%s\n' "$out" | grep -c "^CHORUS STATS comm [0-9]* rank [0-9]*/$1: alltoall calls=[1-9].* staged=[1-9][0-9]*$")
+    if [ "$staged" -lt "$1" ]; then
+      echo "FAIL: $staged of $1 ranks staged their alltoalls through host memory"
+      status=1
+    fi
+  fi
   # Every rank said which slots it used (CHORUS_DEBUG=INFO).
   want="slots in pinned host memory"
   [ "$4" = 1 ] && want="slots in device memory (GPUDirect RDMA)"

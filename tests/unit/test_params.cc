@@ -72,7 +72,7 @@ BOOST_AUTO_TEST_CASE(environment_values_are_validated) {
 BOOST_AUTO_TEST_CASE(agreed_settings) {
   for (ParamId id : {ParamId::Algo, ParamId::Proto, ParamId::LLFlagBits, ParamId::ShmSlotSize, ParamId::ShmSlots,
                      ParamId::DirectMaxBytes, ParamId::TreeMaxBytes, ParamId::Check, ParamId::NetDevice,
-                     ParamId::NetGdr})
+                     ParamId::NetGdr, ParamId::NetDeviceLinks})
     BOOST_TEST((paramSpec(id).scope == ParamScope::Agreed), paramSpec(id).env);
   for (ParamId id : {ParamId::HostId, ParamId::Timeout, ParamId::Debug, ParamId::TraceFile, ParamId::Checksum})
     BOOST_TEST((paramSpec(id).scope == ParamScope::Local), paramSpec(id).env);
@@ -232,6 +232,31 @@ BOOST_AUTO_TEST_CASE(planner_choices) {
                bytes << " B: " << algoName(kernels));
   }
   BOOST_TEST(planCollective(Coll::Allreduce, 8, sixteenByEight, Engine::Kernels).algo == Algo::Tree);
+  // Device links to the streaming algorithms' peers only (cuda/device_links.h):
+  // no one-shot and no rooted tree on the kernels, which would reach
+  // unlinked ranks; the host's plan is unchanged.
+  PlanShape somePeers = sixteenByEight;
+  somePeers.kernelsEveryPeer = false;
+  PlanShape twoByEightSome = twoByEightNics;
+  twoByEightSome.kernelsEveryPeer = false;
+  bool directSomewhere = false, rootedTreeSomewhere = false;
+  for (const PlanShape *shape : {&somePeers, &twoByEightSome})
+    for (size_t bytes : {size_t(8), size_t(512), size_t(8) << 10, size_t(64) << 10, size_t(2) << 20, size_t(64) << 20})
+      for (Coll c : {Coll::Allreduce, Coll::Bcast, Coll::Reduce, Coll::Allgather, Coll::ReduceScatter}) {
+        const bool rooted = c == Coll::Bcast || c == Coll::Reduce;
+        PlanShape every = *shape;
+        every.kernelsEveryPeer = true;
+        const Algo before = planCollective(c, bytes, every, Engine::Kernels).algo;
+        directSomewhere = directSomewhere || before == Algo::Direct;
+        rootedTreeSomewhere = rootedTreeSomewhere || (rooted && before == Algo::Tree);
+        const Algo kernels = planCollective(c, bytes, *shape, Engine::Kernels).algo;
+        BOOST_TEST(kernels != Algo::Direct, collName(c) << " " << bytes << " B");
+        BOOST_TEST(!(rooted && kernels == Algo::Tree), collName(c) << " " << bytes << " B");
+        BOOST_TEST(kernels != Algo::RecursiveDoubling, collName(c) << " " << bytes << " B");
+        BOOST_TEST(planCollective(c, bytes, *shape).algo == planCollective(c, bytes, every).algo);
+      }
+  BOOST_TEST(directSomewhere);  // (the loop crosses what it guards against)
+  BOOST_TEST(rootedTreeSomewhere);
   PlanShape unevenNodes = twoByTwo;
   unevenNodes.nranks = 5;
   unevenNodes.maxNodeRanks = 3;

@@ -13,6 +13,7 @@
 
 #include "coll/allreduce_ring.h"
 #include "cuda/device_channel.h"
+#include "cuda/device_links.h"
 #include "sim/sim_model.h"
 #include "sim/sim_resources.h"
 #include "transport/fifo.h"
@@ -173,8 +174,21 @@ BOOST_AUTO_TEST_CASE(the_planner_sees_the_layout) {
   const std::vector<Algo> across = candidatesFor(gpu, four, Coll::Allreduce);
   BOOST_TEST((std::find(across.begin(), across.end(), Algo::Hierarchical) != across.end()));
   BOOST_TEST((std::find(across.begin(), across.end(), Algo::RecursiveDoubling) == across.end()));
-  const std::vector<Algo> rooted = candidatesFor(gpu, four, Coll::Bcast);
+  // The rooted trees and one-shots where the device links reach every
+  // remote peer (2 x 8: 136 MiB of them), not beyond (4 x 8: 229 MiB,
+  // over kCudaNetLinkBudget: cuda/device_links.h).
+  Layout twoNodes = one;
+  twoNodes.nodes = 2;
+  BOOST_TEST(planShapeOf(gpu, twoNodes).kernelsEveryPeer);
+  BOOST_TEST(!planShapeOf(gpu, four).kernelsEveryPeer);
+  const std::vector<Algo> rooted = candidatesFor(gpu, twoNodes, Coll::Bcast);
   BOOST_TEST((std::find(rooted.begin(), rooted.end(), Algo::Tree) != rooted.end()));
+  BOOST_TEST((std::find(rooted.begin(), rooted.end(), Algo::Direct) != rooted.end()));
+  for (Coll c : {Coll::Bcast, Coll::Allreduce}) {
+    const std::vector<Algo> few = candidatesFor(gpu, four, c);
+    BOOST_TEST((std::find(few.begin(), few.end(), Algo::Direct) == few.end()));
+    BOOST_TEST((c == Coll::Allreduce) == (std::find(few.begin(), few.end(), Algo::Tree) != few.end()));
+  }
   BOOST_TEST(rotatedRingChannels(gpu, four, Algo::Ring) == cudaChannelsFor(32));
   BOOST_TEST(rotatedRingChannels(gpu, four, Algo::Hierarchical) == 1);
   BOOST_TEST(rotatedRingChannels(gpu, one, Algo::Ring) == 1);
@@ -222,8 +236,16 @@ BOOST_AUTO_TEST_CASE(resources_follow_the_wiring) {
   BOOST_TEST(f128.deviceChannels == cudaChannelsFor(1024));
   BOOST_TEST(f128.deviceFifoBytes == cudaFifoRegionBytes(8, f128.deviceChannels));
   BOOST_TEST(f128.deviceFifoBytes < alone.deviceFifoBytes);
-  BOOST_TEST(f128.deviceLinkBytes == size_t(f128.remotePeers) * size_t(f128.deviceChannels) * 2 *
+  // At 128 nodes the links would take 1 GiB: only the streaming peers.
+  BOOST_TEST(f128.deviceLinkedPeers > 0);
+  BOOST_TEST(f128.deviceLinkedPeers <= 12);
+  BOOST_TEST(f128.deviceLinkBytes == size_t(f128.deviceLinkedPeers) * size_t(f128.deviceChannels) * 2 *
                                          fifoFootprint(kCudaSlotBytes, kCudaSlots));
+  Layout two = one;
+  two.nodes = 2;
+  const CommFootprint f2 = footprintOf(two);  // 2 x 8: every remote peer
+  BOOST_TEST(f2.deviceLinkedPeers == f2.remotePeers);
+  BOOST_TEST(f2.deviceLinkBytes == size_t(8) * size_t(cudaChannelsFor(16)) * kCudaNetLinkBytes);
   const Machine gpu = *findPreset("8xh100");
   BOOST_TEST(setupTimeOf(gpu, many, f128, true).totalUs() > setupTimeOf(gpu, many, f128, false).totalUs());
 }

@@ -9,6 +9,7 @@
 #include "coll/allreduce_hierarchical.h"
 #include "coll/dispatch.h"
 #include "cuda/device_channel.h"
+#include "cuda/device_links.h"
 #include "core/params.h"
 #include "transport/fifo.h"
 
@@ -102,6 +103,30 @@ const Machine *findPreset(const std::string &name) {
   return nullptr;
 }
 
+namespace {
+
+// What comm/context.cc builds for the layout: rings through the nodes one
+// after another (ranks in rank order inside a node), the node layout of the
+// trees, the hierarchy's groups.
+struct LayoutTables {
+  std::vector<int> order, where, nodeStart, nodeOf;
+  std::vector<std::vector<int>> nodeRanks, crossRanks;
+  NodeLayout layout{};
+  explicit LayoutTables(const Layout &l) {
+    const int n = l.nranks();
+    for (int r = 0; r < n; ++r) order.push_back(r), where.push_back(r), nodeOf.push_back(l.nodeOf(r));
+    for (int node = 0; node <= l.nodes; ++node) nodeStart.push_back(std::min(n, node * l.ranksPerNode));
+    layout = {n, l.nodes, order.data(), where.data(), nodeStart.data(), nodeOf.data()};
+    nodeRanks.resize(size_t(l.nodes));
+    for (int r = 0; r < n; ++r) nodeRanks[size_t(l.nodeOf(r))].push_back(r);
+    crossRanks.resize(size_t(l.ranksPerNode));
+    for (int i = 0; i < l.ranksPerNode; ++i)
+      for (int node = 0; node < l.nodes; ++node) crossRanks[size_t(i)].push_back(node * l.ranksPerNode + i);
+  }
+};
+
+}  // namespace
+
 // ---- the planner's view ------------------------------------------------------------
 
 PlanShape planShapeOf(const Machine &m, const Layout &l) {
@@ -114,6 +139,10 @@ PlanShape planShapeOf(const Machine &m, const Layout &l) {
   std::vector<int> nodeOf(size_t(l.nranks()));
   for (int r = 0; r < l.nranks(); ++r) nodeOf[size_t(r)] = l.nodeOf(r);
   shape.doublingNetRounds = doublingNetRoundsOf(nodeOf.data(), l.nranks());
+  if (l.nodes > 1) {  // (as comm/context.cc: the agreed CHORUS_NET_DEVICE_LINKS and the layout)
+    const LayoutTables tables(l);
+    shape.kernelsEveryPeer = cudaNetLinksEveryPeer(tables.layout, paramString(ParamId::NetDeviceLinks));
+  }
   shape.cpuShare = m.cpuShareOf(l.nranks());  // as comm/context.cc: ranks on the machine per core
   shape.singleCopy = false;  // cross-memory attach is a runtime permission (ptrace scope): not assumed
   // CPU nodes of their own: the planner knows their NICs (comm/context.cc);
@@ -142,6 +171,11 @@ bool algorithmApplies(const Machine &m, const Layout &l, Coll coll, Algo algo) {
   const int n = l.nranks();
   const bool severalNodes = l.nodes > 1;
   const bool kernels = engineOf(m, l) == Engine::Kernels;
+  // The kernels' links to a few remote peers only (cuda/device_links.h):
+  // no one-shot, no rooted tree (the alltoall's pairwise exchange is the
+  // same schedule, staged through host memory in the library).
+  const bool somePeers = kernels && severalNodes && !planShapeOf(m, l).kernelsEveryPeer;
+  const bool rooted = coll == Coll::Bcast || coll == Coll::Reduce;
   if (n == 1) return algo == Algo::Local;
   switch (algo) {
     case Algo::Ring:
@@ -149,9 +183,9 @@ bool algorithmApplies(const Machine &m, const Layout &l, Coll coll, Algo algo) {
     case Algo::Chain:
       return coll == Coll::Bcast || coll == Coll::Reduce;
     case Algo::Direct:
-      return n <= kMaxDirectRanks && coll != Coll::Alltoall;
+      return n <= kMaxDirectRanks && coll != Coll::Alltoall && !somePeers;
     case Algo::Tree:  // (the kernels have the node trees too)
-      return coll == Coll::Allreduce || (severalNodes && (coll == Coll::Bcast || coll == Coll::Reduce));
+      return coll == Coll::Allreduce || (severalNodes && rooted && !somePeers);
     case Algo::RecursiveDoubling:
       return !kernels && isPowerOfTwo(n) &&
              (coll == Coll::Allreduce || coll == Coll::Allgather || coll == Coll::ReduceScatter);
@@ -194,25 +228,6 @@ T *fakeBuffer(int which) {
   return reinterpret_cast<T *>(uintptr_t(which) << 40);
 }
 
-// What comm/context.cc builds for the layout: rings through the nodes one
-// after another (ranks in rank order inside a node), the node layout of the
-// trees, the hierarchy's groups.
-struct LayoutTables {
-  std::vector<int> order, where, nodeStart, nodeOf;
-  std::vector<std::vector<int>> nodeRanks, crossRanks;
-  NodeLayout layout{};
-  explicit LayoutTables(const Layout &l) {
-    const int n = l.nranks();
-    for (int r = 0; r < n; ++r) order.push_back(r), where.push_back(r), nodeOf.push_back(l.nodeOf(r));
-    for (int node = 0; node <= l.nodes; ++node) nodeStart.push_back(std::min(n, node * l.ranksPerNode));
-    layout = {n, l.nodes, order.data(), where.data(), nodeStart.data(), nodeOf.data()};
-    nodeRanks.resize(size_t(l.nodes));
-    for (int r = 0; r < n; ++r) nodeRanks[size_t(l.nodeOf(r))].push_back(r);
-    crossRanks.resize(size_t(l.ranksPerNode));
-    for (int i = 0; i < l.ranksPerNode; ++i)
-      for (int node = 0; node < l.nodes; ++node) crossRanks[size_t(i)].push_back(node * l.ranksPerNode + i);
-  }
-};
 
 template <typename T>
 void recordRank(const Machine &m, const Layout &l, const LayoutTables &t, Coll coll, Algo algo, size_t count,

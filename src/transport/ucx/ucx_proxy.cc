@@ -5,6 +5,7 @@
 #include <mpi.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -220,7 +221,9 @@ Status netProxyCreate(const PeerLinks &base, const NetProxyConfig &config, NetPr
   proxy->config = config;
   proxy->rank = base.rank;
   for (int p = 0; p < base.nranks; ++p)
-    if (base.nodeOf[size_t(p)] != base.nodeOf[size_t(base.rank)]) proxy->remotePeers.push_back(p);
+    if (base.nodeOf[size_t(p)] != base.nodeOf[size_t(base.rank)] &&
+        (config.peers.empty() || std::binary_search(config.peers.begin(), config.peers.end(), p)))
+      proxy->remotePeers.push_back(p);
   if (proxy->remotePeers.empty()) return Status::Ok;  // (the caller creates none then)
   const Status s = setupChannels(*proxy, base);
   if (s == Status::Ok) {

@@ -44,6 +44,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "core/common.h"
 #include "transport/fifo.h"
@@ -62,6 +63,9 @@ struct NetProxyConfig {
   size_t slotBytes = 0;
   int nslots = 0;
   NetCopyMemory memory;  // (transport.h; slotAlloc set: GPUDirect RDMA's layout)
+  // The ranks on other nodes to link (cuda/device_links.h; the same set on
+  // both ends of each link); empty: every one.
+  std::vector<int> peers;
 };
 
 // Whether the process's UCX can register memory of type `memoryType` (a
@@ -71,8 +75,8 @@ struct NetProxyConfig {
 bool netProxyCanRegister(const PeerLinks &base, int memoryType, void *probe, size_t bytes, char *why, size_t len);
 
 // Collective over base.comm: every rank sets up its channels' contexts,
-// links every peer on another node (the kernels' FIFO pointers must exist
-// before a launch) and connects.  Not Ok when this rank could not; the
+// links its peers on other nodes (config.peers, or every one: the kernels'
+// FIFO pointers must exist before a launch) and connects.  Not Ok when this rank could not; the
 // caller agrees on the outcome with the other ranks.
 Status netProxyCreate(const PeerLinks &base, const NetProxyConfig &config, NetProxy **out);
 // The ends of channel `channel`'s link with `peer` (on another node), in

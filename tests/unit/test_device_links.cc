@@ -1,0 +1,143 @@
+// Which ranks on other nodes the device proxy links (cuda/device_links.h):
+// the set must hold every remote peer the kernels' streaming algorithms
+// exchange with, on both ends of each link, and stay small whatever the
+// scale.  The rotated rings are rebuilt here the way cuda_executor.cc's
+// copyNodeLayout builds them, independently of the set's arithmetic.
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <vector>
+
+#include "cuda/device_links.h"
+
+using namespace chorus;
+
+namespace {
+
+// A node layout: `sizes` ranks per node; round robin places rank r on
+// node r % nodes (all nodes then of one size), else node by node.
+struct Tables {
+  std::vector<int> order, where, nodeStart, nodeOf;
+  NodeLayout layout{};
+  Tables(const std::vector<int> &sizes, bool roundRobin) {
+    int n = 0;
+    for (int s : sizes) n += s;
+    nodeOf.resize(size_t(n));
+    for (int r = 0, node = 0, left = sizes[0]; r < n; ++r) {
+      if (roundRobin) {
+        nodeOf[size_t(r)] = r % int(sizes.size());
+        continue;
+      }
+      while (left == 0) left = sizes[size_t(++node)];
+      nodeOf[size_t(r)] = node;
+      --left;
+    }
+    for (size_t node = 0; node < sizes.size(); ++node) {
+      nodeStart.push_back(int(order.size()));
+      for (int r = 0; r < n; ++r)
+        if (nodeOf[size_t(r)] == int(node)) order.push_back(r);
+    }
+    nodeStart.push_back(n);
+    where.resize(size_t(n));
+    for (int p = 0; p < n; ++p) where[size_t(order[size_t(p)])] = p;
+    layout = {n, int(sizes.size()), order.data(), where.data(), nodeStart.data(), nodeOf.data()};
+  }
+};
+
+bool contains(const std::vector<int> &v, int x) { return std::binary_search(v.begin(), v.end(), x); }
+
+// Every remote peer the kernels' streaming algorithms reach from `rank`.
+std::vector<int> reached(const NodeLayout &l, int rank, int nchannels) {
+  std::vector<int> out;
+  const int n = l.nranks;
+  for (int c = 0; c < nchannels; ++c) {  // channel c's ring, as copyNodeLayout rotates it
+    std::vector<int> ring(static_cast<size_t>(n));
+    for (int node = 0; node < l.nnodes; ++node) {
+      const int first = l.nodeStart[node], size = l.nodeStart[node + 1] - first;
+      for (int i = 0; i < size; ++i) ring[size_t(first + i)] = l.order[first + (i + c) % size];
+    }
+    const int at = int(std::find(ring.begin(), ring.end(), rank) - ring.begin());
+    out.push_back(ring[size_t((at + 1) % n)]);
+    out.push_back(ring[size_t((at + n - 1) % n)]);
+  }
+  out.push_back((rank + 1) % n);  // the hierarchy's tail, in rank order
+  out.push_back((rank + n - 1) % n);
+  for (int which = 0; which < 2; ++which) {
+    const BinaryTree t = nodeTree(which, rank, -1, l);
+    out.push_back(t.parent);
+    for (int i = 0; i < t.nchildren; ++i) out.push_back(t.children[i]);
+  }
+  const int m = l.nodeStart[1] - l.nodeStart[0];
+  bool equal = l.nnodes > 1 && m > 1;
+  for (int node = 0; node < l.nnodes; ++node) equal = equal && l.nodeStart[node + 1] - l.nodeStart[node] == m;
+  if (equal) {  // the rails: local rank i of the nodes before and after
+    const int node = l.nodeOf[rank], i = l.where[rank] - l.nodeStart[node];
+    out.push_back(l.order[l.nodeStart[(node + 1) % l.nnodes] + i]);
+    out.push_back(l.order[l.nodeStart[(node + l.nnodes - 1) % l.nnodes] + i]);
+  }
+  std::vector<int> remote;
+  for (int q : out)
+    if (q >= 0 && l.nodeOf[q] != l.nodeOf[rank]) remote.push_back(q);
+  return remote;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(device_links)
+
+BOOST_AUTO_TEST_CASE(streaming_peers_cover_the_kernels_and_pair_up) {
+  struct Case {
+    std::vector<int> sizes;
+    bool roundRobin;
+    int nchannels;
+  };
+  const std::vector<Case> cases = {{{2, 2, 2, 2}, false, 4},  {{2, 1, 3}, false, 4}, {{4, 4}, true, 3},
+                                   {std::vector<int>(16, 8), false, 2}, {std::vector<int>(16, 8), false, 16},
+                                   {{3, 5, 1, 7, 2}, false, 16}, {std::vector<int>(64, 4), true, 1}};
+  for (const Case &c : cases) {
+    const Tables t(c.sizes, c.roundRobin);
+    const NodeLayout &l = t.layout;
+    size_t most = 0;
+    std::vector<std::vector<int>> sets;
+    for (int r = 0; r < l.nranks; ++r) sets.push_back(cudaStreamingPeers(l, r, c.nchannels));
+    for (int r = 0; r < l.nranks; ++r) {
+      const std::vector<int> &s = sets[size_t(r)];
+      most = std::max(most, s.size());
+      BOOST_TEST(std::is_sorted(s.begin(), s.end()));
+      for (int q : s) {
+        BOOST_TEST(l.nodeOf[q] != l.nodeOf[r], "rank " << r << " links " << q << " on its own node");
+        BOOST_TEST(contains(sets[size_t(q)], r), l.nranks << " ranks: " << r << " links " << q << ", not back");
+      }
+      for (int q : reached(l, r, c.nchannels))
+        BOOST_TEST(contains(s, q), l.nranks << " ranks, " << c.nchannels << " channels: rank " << r
+                                             << " reaches " << q << " unlinked");
+    }
+    // A handful whatever the node count: on nodes of one size a ring
+    // neighbour each way (every channel enters a node at the local rank
+    // after the one it left from), rank order's 2, both trees' 6, the
+    // rails' 2, overlapping; on uneven nodes the channels' rotations may
+    // reach every rank of the two neighbouring nodes.
+    const int largest = *std::max_element(c.sizes.begin(), c.sizes.end());
+    const bool even = std::count(c.sizes.begin(), c.sizes.end(), largest) == std::ptrdiff_t(c.sizes.size());
+    BOOST_TEST(most <= size_t(even ? 12 : 2 * largest + 10), l.nranks << " ranks: " << most);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(every_peer_while_the_links_fit) {
+  const char *modes[] = {"auto", "every", "streaming"};
+  const Tables one({8}, false), twoByEight(std::vector<int>(2, 8), false), sixteenByEight(std::vector<int>(16, 8), false),
+      uneven({1, 7, 8}, false);
+  for (const char *mode : modes) BOOST_TEST(cudaNetLinksEveryPeer(one.layout, mode));  // nothing remote
+  // 2 x 8 on 16 channels: 8 remote peers, 136 MiB of links.
+  BOOST_TEST(cudaNetLinksEveryPeer(twoByEight.layout, "auto"));
+  BOOST_TEST(!cudaNetLinksEveryPeer(twoByEight.layout, "streaming"));
+  // 16 x 8 on 2 channels: 120 remote peers, 255 MiB.
+  BOOST_TEST(!cudaNetLinksEveryPeer(sixteenByEight.layout, "auto"));
+  BOOST_TEST(cudaNetLinksEveryPeer(sixteenByEight.layout, "every"));
+  // Decided by the rank with the most remote peers (the lone one's 15), the same on every rank.
+  BOOST_TEST(cudaMostRemotePeers(uneven.layout) == 15);
+  BOOST_TEST(size_t(15) * size_t(cudaChannelsFor(16)) * kCudaNetLinkBytes > kCudaNetLinkBudget);
+  BOOST_TEST(!cudaNetLinksEveryPeer(uneven.layout, "auto"));
+}
+
+BOOST_AUTO_TEST_SUITE_END()
