@@ -139,6 +139,16 @@ struct NodeLayout {
   const int *order, *where, *nodeStart, *nodeOf;
 };
 
+// Several nodes, all of one size above 1: where the hierarchical allreduce
+// runs (its rails pair local rank i of every node).  The one rule for the
+// context's plan, the kernels' rails and the device links.
+inline bool equalNodes(const NodeLayout &l) {
+  const int m = l.nodeStart[1] - l.nodeStart[0];
+  bool equal = l.nnodes > 1 && m > 1;
+  for (int node = 1; equal && node < l.nnodes; ++node) equal = l.nodeStart[node + 1] - l.nodeStart[node] == m;
+  return equal;
+}
+
 // The hierarchical allreduce's two groups of a rank (allreduce_hierarchical.h):
 // the ranks of its node (local index i of m), and the ranks of local index i
 // on every node (cross), in node order.

@@ -269,8 +269,7 @@ void assignNodes(Context &ctx, const std::vector<uint64_t> &hosts, const std::ve
   // The hierarchical allreduce's groups, when every node has nodeSize ranks.
   std::vector<std::vector<int>> nodes(size_t(ctx.nnodes));
   for (int r = 0; r < ctx.nranks; ++r) nodes[size_t(ctx.nodeOf[size_t(r)])].push_back(r);
-  bool equal = ctx.nnodes > 1 && ctx.nodeSize > 1;
-  for (const std::vector<int> &n : nodes) equal = equal && int(n.size()) == ctx.nodeSize;
+  const bool equal = ctx.nnodes > 1 && equalNodes(ctx.nodeLayout);  // (the layout is set across nodes)
   ctx.localRanks.clear();
   ctx.crossRanks.clear();
   ctx.planShape.nranks = ctx.nranks;

@@ -263,9 +263,7 @@ Status copyNodeLayout(const NodeLayout &host, int rank, CudaState &st) {
   // Nodes of equal size: the hierarchical allreduce's rails, local rank i
   // of every node (in the trees' order, which every rank shares).
   const int m = host.nodeStart[1] - host.nodeStart[0];
-  bool equal = host.nnodes > 1 && m > 1;
-  for (int node = 0; equal && node < host.nnodes; ++node)
-    equal = host.nodeStart[node + 1] - host.nodeStart[node] == m;
+  const bool equal = equalNodes(host);
   const size_t railsAt = ints.size();
   if (equal)
     for (int i = 0; i < m; ++i)

@@ -92,9 +92,7 @@ inline std::vector<int> cudaStreamingPeers(const NodeLayout &nodes, int rank, in
     add(t.parent);
     for (int i = 0; i < t.nchildren; ++i) add(t.children[i]);
   }
-  bool equal = nn > 1 && size > 1;
-  for (int k = 0; equal && k < nn; ++k) equal = sizeOf(k) == size;
-  if (equal) {
+  if (equalNodes(nodes)) {
     add(nodes.order[nodes.nodeStart[(node + 1) % nn] + local]);
     add(nodes.order[nodes.nodeStart[(node + nn - 1) % nn] + local]);
   }
