@@ -79,6 +79,6 @@ int doublingNetRoundsOf(const int *nodeOf, int nranks);
 // The cost model's estimate, in microseconds, of `algo` for `coll` on
 // `shape` (several nodes); a negative value when the algorithm does not
 // apply.  Exposed for the unit tests and chorus_info.
-double modelCostUs(Coll coll, Algo algo, size_t bytes, const PlanShape &shape);
+double modelCostUs(Coll coll, Algo algo, size_t bytes, const PlanShape &shape, Engine engine = Engine::Host);
 
 }  // namespace chorus

@@ -225,20 +225,31 @@ constexpr double kNotApplicable = -1.0;
 // network's constants were fitted to whole rounds on played nodes (2x2: 18
 // us measured, two rounds), so there every round still is one, as before.
 // Where the nodes' NICs are known, the node's ranks share all of them
-// (PlanShape::nodeNetBytesPerUs), each at most at a connection's rate.
-double doublingRoundsUs(const PlanShape &shape, double bytes) {
+// (PlanShape::nodeNetBytesPerUs), each at most at a connection's rate, and
+// a round's vector crosses them once each way (full duplex) while the
+// rank's copies into and out of the FIFOs run beside it: the slower of the
+// two.  Charging both directions' bytes to the NIC (as the measured
+// constants, fitted to loopback, do) put recursive doubling at twice the
+// model's time on 16 nodes x 8 ranks (16 KiB: 119 us against 61), and the
+// tree was taken at 3.2x its time.
+double doublingRoundsUs(const PlanShape &shape, double vectorBytes) {
   const double rounds = log2(double(shape.nranks));
+  const double bytes = 2 * vectorBytes;  // sent and received
   const LinkClass net = netLinkOf(shape);
   const LinkClass &cross = shape.nnodes > 1 ? net : kShmLink;
   if (shape.nnodes < 2 || shape.cpuShare > 1.0 || shape.doublingNetRounds < 0)
     return rounds * hopUs(cross, bytes, shape.cpuShare);
   const double netRounds = shape.doublingNetRounds;
-  // (Unknown NICs: one connection, shared.)
-  const double nodeBytesPerUs = shape.nodeNetBytesPerUs > 0 ? shape.nodeNetBytesPerUs : net.bytesPerUs;
-  LinkClass shared = net;
-  shared.bytesPerUs = std::min(nodeBytesPerUs / shape.maxNodeRanks, net.bytesPerUs);
-  return (rounds - netRounds) * hopUs(kShmLink, bytes, shape.cpuShare) +
-         netRounds * hopUs(shared, bytes, shape.cpuShare);
+  const double shmRoundsUs = (rounds - netRounds) * hopUs(kShmLink, bytes, shape.cpuShare);
+  if (shape.nodeNetBytesPerUs <= 0) {  // unknown NICs: one connection, shared
+    LinkClass shared = net;
+    shared.bytesPerUs = net.bytesPerUs / shape.maxNodeRanks;
+    return shmRoundsUs + netRounds * hopUs(shared, bytes, shape.cpuShare);
+  }
+  const double rankShareBytesPerUs = std::min(shape.nodeNetBytesPerUs / shape.maxNodeRanks, net.bytesPerUs);
+  const double netRoundUs = net.latencyUs + net.messageUs * shape.cpuShare +
+                            std::max(vectorBytes / rankShareBytesPerUs, bytes / kShmLink.bytesPerUs);
+  return shmRoundsUs + netRounds * netRoundUs;
 }
 
 const char *describeChoice(Algo best, double bestUs, const double *costs, const Algo *algos, int n) {
@@ -265,7 +276,23 @@ int doublingNetRoundsOf(const int *nodeOf, int nranks) {
   return rounds;
 }
 
-double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape) {
+namespace {
+
+// The host's slice for a rooted tree, whose peers move with the root: the
+// small FIFOs' slot once every FIFO at full size would pass
+// kEveryFifoFullMaxBytes (comm/context.cc, everyFifoFull), as for the
+// algorithms that reach every peer.
+double hostRootedTreeSliceBytes(int nranks) {
+  FifoShape full;
+  full.slotBytes = size_t(paramInt(ParamId::ShmSlotSize)) & ~size_t(kFifoAlign - 1);
+  full.nslots = int(paramInt(ParamId::ShmSlots));
+  if (size_t(nranks) * fifoFootprint(full) <= kEveryFifoFullMaxBytes) return double(full.slotBytes);
+  return double(std::min(full.slotBytes, kSmallFifoSlotBytes));
+}
+
+}  // namespace
+
+double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape, Engine engine) {
   const double bytes = double(bytesArg), n = shape.nranks, nodes = shape.nnodes, m = shape.maxNodeRanks;
   const LinkClass net = netLinkOf(shape);
   const LinkClass &cross = shape.nnodes > 1 ? net : kShmLink;
@@ -290,7 +317,7 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
     case Algo::RecursiveDoubling:  // log2(n) rounds, each one message each way
       // (At 2 ranks it is the one-shot's exchange: the one-shot stands.)
       if (shape.nranks < 4 || !isPowerOfTwo(shape.nranks)) return kNotApplicable;
-      if (coll == Coll::Allreduce) return doublingRoundsUs(shape, 2 * bytes);  // the whole vector
+      if (coll == Coll::Allreduce) return doublingRoundsUs(shape, bytes);  // the whole vector
       // Allgather and reduce-scatter (recursive halving): 1, 2, 4... blocks
       // per round, n - 1 sent and n - 1 received in all, as the one-shot,
       // unsliced: only while all n blocks fit the smallest slice (else the
@@ -315,13 +342,27 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // 10.0-16.5, and 47.6-49.3 per call after a barrier against 61-64.
       // A reduce's chain did not (12 us back to back, against 6 one-shot).
       const double shmShare = coll == Coll::Bcast ? 1.0 : shape.cpuShare;
+      // Where the NICs are known (faster than the measured loopback), a CPU
+      // rank's copies into and out of its FIFOs, not the NIC, set the
+      // stream: chorus_sim, 2 x 8 ranks, 2-8 MiB broadcast, 9.6 GB/s.
+      const double streamBytesPerUs = shape.netLinkBytesPerUs > 0 && engine == Engine::Host
+                                          ? std::min(cross.bytesPerUs, kShmLink.bytesPerUs)
+                                          : cross.bytesPerUs;
       return (n - nodes) * hopUs(kShmLink, slice, shmShare) + (nodes - 1) * hopUs(cross, slice, shape.cpuShare) +
-             (bytes - slice) / cross.bytesPerUs;
+             (bytes - slice) / streamBytesPerUs;
     }
     case Algo::Tree: {  // node tree + chains: log2(nodes) network hops; a head feeds two nodes
       if (shape.nnodes < 2 || !(rooted || coll == Coll::Allreduce)) return kNotApplicable;
       const double carried = coll == Coll::Allreduce ? bytes / 2 : bytes;  // each tree takes a half
-      const double slice = carried < slot ? carried : slot;
+      // A rooted tree on the host slices as the all-peer algorithms do: past
+      // 8 ranks in 16 KiB slices, whose fill is short (chorus_sim, 2 x 8
+      // ranks, 2 MiB broadcast: the tree 390 us against the chain's 988,
+      // which a 256 KiB slice's fill had reversed).  Where the NICs are
+      // known; the measured constants hold the played layouts'.
+      const double treeSlot = rooted && engine == Engine::Host && shape.netLinkBytesPerUs > 0
+                                  ? hostRootedTreeSliceBytes(shape.nranks)
+                                  : slot;
+      const double slice = carried < treeSlot ? carried : treeSlot;
       // A head sends each slice to its two child nodes in turn; where the
       // NICs are known (their bandwidth, not the measured loopback's) that
       // second copy is what decides (chorus_sim, 4 CPU nodes, 128 KiB: the
@@ -337,7 +378,14 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // the slower of the network and shared memory.
       const double stream =
           (coll == Coll::Allreduce ? 3 : 2) * (carried - slice) / std::min(net.bytesPerUs, kShmLink.bytesPerUs);
-      return (coll == Coll::Allreduce ? 2 : 1) * fill + stream;
+      // An allreduce's slice goes up both trees, then down both; a rank
+      // takes the two halves' ways down in turn, so the second tree's waits
+      // at each rank for the first's: about half a fill more (chorus_sim,
+      // 16 nodes x 1 to 8 ranks, 16 B: 58-76 us against the 40-47 of one
+      // fill each way).  Where the NICs are known; the measured constants
+      // already hold the played layouts' waits.
+      const double fills = coll != Coll::Allreduce ? 1.0 : shape.netLinkBytesPerUs > 0 ? 3.0 : 2.0;
+      return fills * fill + stream;
     }
     case Algo::Hierarchical:  // rings in the node around a ring among the nodes
       if (coll != Coll::Allreduce || !shape.equalNodes) return kNotApplicable;
@@ -380,7 +428,7 @@ Plan cheapestAcrossNodes(Coll coll, size_t bytes, const PlanShape &shape, bool k
   Algo best = ringLike;
   double bestUs = -1;
   for (int i = 0; i < kCandidates; ++i) {
-    costs[i] = modelCostUs(coll, candidates[i], bytes, shape);
+    costs[i] = modelCostUs(coll, candidates[i], bytes, shape, kernels ? Engine::Kernels : Engine::Host);
     if ((candidates[i] == Algo::Direct && (directCapped || somePeers)) ||
         (candidates[i] == Algo::Tree && (treeCapped || (somePeers && rooted))) ||
         (candidates[i] == Algo::RecursiveDoubling && kernels))

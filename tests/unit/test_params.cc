@@ -232,6 +232,15 @@ BOOST_AUTO_TEST_CASE(planner_choices) {
                bytes << " B: " << algoName(kernels));
   }
   BOOST_TEST(planCollective(Coll::Allreduce, 8, sixteenByEight, Engine::Kernels).algo == Algo::Tree);
+  // With the nodes' NICs known (100 Gb/s), 8-32 KiB still doubles: the
+  // tree had been taken there at 1.9-3.2x recursive doubling's time
+  // (chorus_sim -p 2socket -r 8 -n 16), its model one fill short of the
+  // two halves' ways down and doubling's charged both directions on the NIC.
+  PlanShape sixteenByEightNics = sixteenByEight;
+  sixteenByEightNics.netLinkBytesPerUs = sixteenByEightNics.nodeNetBytesPerUs = 12500;
+  for (size_t bytes : {size_t(8) << 10, size_t(16) << 10, size_t(32) << 10})
+    BOOST_TEST(planCollective(Coll::Allreduce, bytes, sixteenByEightNics).algo == Algo::RecursiveDoubling,
+               bytes << " B: " << algoName(planCollective(Coll::Allreduce, bytes, sixteenByEightNics).algo));
   // Device links to the streaming algorithms' peers only (cuda/device_links.h):
   // no one-shot and no rooted tree on the kernels, which would reach
   // unlinked ranks; the host's plan is unchanged.
