@@ -242,6 +242,25 @@ BOOST_AUTO_TEST_CASE(the_planner_takes_the_best_where_it_was_flagged) {
   }
 }
 
+// A schedule past the event model's cap stops recording once it passes it
+// (an alltoall over 1,024 ranks had taken 24 GiB before its refusal), and
+// is refused with the whole's estimate.
+BOOST_AUTO_TEST_CASE(recording_stops_at_the_cap) {
+  const Machine cpu = *findPreset("2socket");
+  Layout l;
+  l.nodes = 16;
+  l.ranksPerNode = 64;
+  constexpr uint64_t kCap = 100000;  // (kMaxSimulatedOps takes a GiB to reach)
+  const Schedules s = recordCollective(cpu, l, Coll::Alltoall, Algo::Pairwise, size_t(8) << 20, 1, kCap);
+  BOOST_TEST(s.recordedRanks > 0);
+  BOOST_TEST(s.recordedRanks < l.nranks());
+  BOOST_TEST(s.ops() > kCap);
+  BOOST_TEST(s.ops() < kCap + s.ops() / uint64_t(s.recordedRanks) + 1);  // one rank past the cap, not the whole
+  const SimResult r = simulate(cpu, l, s);
+  BOOST_TEST(!r.ok);
+  BOOST_TEST(r.why.find("more than the event model takes") != std::string::npos, r.why);
+}
+
 BOOST_AUTO_TEST_CASE(resources_follow_the_wiring) {
   Layout one;
   one.ranksPerNode = 8;

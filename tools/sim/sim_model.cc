@@ -281,17 +281,25 @@ void recordRank(const Machine &m, const Layout &l, const LayoutTables &t, Coll c
 
 }  // namespace
 
-Schedules recordCollective(const Machine &m, const Layout &l, Coll coll, Algo algo, size_t bytes, size_t elemSize) {
+Schedules recordCollective(const Machine &m, const Layout &l, Coll coll, Algo algo, size_t bytes, size_t elemSize,
+                           uint64_t maxOps) {
   Schedules s;
+  s.maxOps = maxOps;
   s.ranks.resize(size_t(l.nranks()));
   s.netChannels = rotatedRingChannels(m, l, algo);
   const LayoutTables tables(l);
   const bool reduction = coll == Coll::Allreduce || coll == Coll::Reduce || coll == Coll::ReduceScatter;
+  uint64_t recorded = 0;
   for (int r = 0; r < l.nranks(); ++r) {
     RankSchedule &out = s.ranks[size_t(r)];
     if (!reduction) recordRank<uint8_t>(m, l, tables, coll, algo, bytes, r, out);
     else if (elemSize == 8) recordRank<double>(m, l, tables, coll, algo, bytes / 8, r, out);
     else recordRank<float>(m, l, tables, coll, algo, bytes / 4, r, out);
+    recorded += out.ops.size();
+    if (recorded > maxOps && r + 1 < l.nranks()) {
+      s.recordedRanks = r + 1;
+      break;
+    }
   }
   return s;
 }
@@ -523,10 +531,16 @@ struct Replay {
 }  // namespace
 
 SimResult simulate(const Machine &m, const Layout &l, const Schedules &s) {
-  if (s.ops() > kMaxSimulatedOps) {
+  if (s.ops() > s.maxOps) {
     SimResult refused;
-    refused.why = std::to_string(s.ops()) + " primitive calls: more than the event model takes (" +
-                  std::to_string(kMaxSimulatedOps) + ")";
+    if (s.recordedRanks > 0) {
+      const double perRank = double(s.ops()) / s.recordedRanks;
+      refused.why = "about " + std::to_string(uint64_t(perRank * double(s.ranks.size()))) +
+                    " primitive calls (from the first " + std::to_string(s.recordedRanks) + " ranks' schedules)";
+    } else {
+      refused.why = std::to_string(s.ops()) + " primitive calls";
+    }
+    refused.why += ": more than the event model takes (" + std::to_string(s.maxOps) + ")";
     return refused;
   }
   Replay replay(m, l, s);

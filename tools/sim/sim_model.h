@@ -88,19 +88,31 @@ int rotatedRingChannels(const Machine &m, const Layout &l, Algo algo);
 bool algorithmApplies(const Machine &m, const Layout &l, Coll coll, Algo algo);
 std::vector<Algo> candidatesFor(const Machine &m, const Layout &l, Coll coll);
 
+// Beyond this many primitive calls in all, the event model refuses (a
+// ring over 16,384 ranks is half a billion of them), and recording stops as
+// soon as they pass it: the schedules of an alltoall over 1,024 ranks had
+// taken 24 GiB before the refusal.
+constexpr uint64_t kMaxSimulatedOps = uint64_t(40) << 20;
+
 struct Schedules {
   std::vector<RankSchedule> ranks;
   // The kernels' rings across nodes rotate each node's ranks per channel
   // (rotatedRingChannels): a message between nodes is then spread over
   // this many channels' NICs; 1 otherwise.
   int netChannels = 1;
+  // Recording stops once the schedules pass maxOps, the cap simulate()
+  // refuses beyond: the ranks recorded then (fewer than all), from which
+  // it estimates the whole; 0 when every rank was recorded.
+  int recordedRanks = 0;
+  uint64_t maxOps = kMaxSimulatedOps;
   uint64_t ops() const;
 };
 
 // Every rank's schedule of `coll` by `algo` on `bytes` (the planner's
 // bytes: the whole vector for allreduce, reduce and bcast, one rank's block
 // for allgather, reduce-scatter and alltoall) of `elemSize`-byte elements.
-Schedules recordCollective(const Machine &m, const Layout &l, Coll coll, Algo algo, size_t bytes, size_t elemSize);
+Schedules recordCollective(const Machine &m, const Layout &l, Coll coll, Algo algo, size_t bytes, size_t elemSize,
+                           uint64_t maxOps = kMaxSimulatedOps);
 
 struct SimResult {
   bool ok = false;
@@ -108,9 +120,6 @@ struct SimResult {
   double timeUs = 0;   // the last rank's end
   uint64_t messages = 0, netMessages = 0, netBytes = 0;
 };
-// Beyond this many primitive calls in all, the event model refuses (a
-// ring over 16,384 ranks is half a billion of them).
-constexpr uint64_t kMaxSimulatedOps = uint64_t(40) << 20;
 SimResult simulate(const Machine &m, const Layout &l, const Schedules &s);
 
 // NCCL's bus bandwidth factor: what each rank's links carry relative to
