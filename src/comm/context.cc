@@ -70,17 +70,54 @@ void logSummary(const Context &ctx) {
               (unsigned long long)bytes, ns / 1e9, (unsigned long long)failed);
 }
 
+// Barriers given up on (PeerLinks::barrierComm), each with its private
+// communicator: freed once MPI completes them, which it does when the late
+// ranks come; until then neither may go.  Under g_mutex.
+struct UnfinishedBarrier {
+  MPI_Request request;
+  MPI_Comm comm;
+};
+std::vector<UnfinishedBarrier> g_unfinished;
+
+void keepUnfinished(MPI_Request request, MPI_Comm comm) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_unfinished.push_back({request, comm});
+}
+
+// Frees those that completed since.  Called on each release and at
+// MPI_Finalize; MPI progresses them in any call meanwhile.
+void reapUnfinished() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  size_t kept = 0;
+  for (UnfinishedBarrier &b : g_unfinished) {
+    int done = 0;
+    if (PMPI_Test(&b.request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done) {
+      PMPI_Comm_free(&b.comm);
+      continue;
+    }
+    g_unfinished[kept++] = b;
+  }
+  g_unfinished.resize(kept);
+}
+
 // The release's barrier (PeerLinks::closing): needed where a peer may still
 // use something of this rank's after this rank is done with the
 // communicator: its device FIFOs, written by the peers' kernels
 // (cuda_executor.cc, cudaBeginFree), or its UCX connections, which still
 // carry what the peers read last (ucx.cc, ucxBeginFree).  Each rank first
 // does what only it can, then enters; whatever a peer may use goes only
-// once the barrier completes, within kClosingTimeoutNs.  A communicator on
+// once the barrier completes, or after closingTimeoutNs.  A communicator on
 // one node without device buffers needs none.  Started for every
 // communicator before any is waited for at MPI_Finalize (finalizeHook),
 // which frees them in an order that differs between ranks.
-constexpr int64_t kClosingTimeoutNs = int64_t(10) * 1000000000;
+//
+// 10 s, or CHORUS_TIMEOUT where shorter: a rank later than a collective may
+// be is as good as gone.
+int64_t closingTimeoutNs() {
+  const int64_t tenSeconds = int64_t(10) * 1000000000;
+  const int64_t timeoutNs = paramInt(ParamId::Timeout) * int64_t(1000000000);
+  return timeoutNs > 0 ? std::min(tenSeconds, timeoutNs) : tenSeconds;
+}
 
 void beginRelease(Context &ctx) {
   if (ctx.closingStarted) return;
@@ -94,7 +131,8 @@ void beginRelease(Context &ctx) {
   if (ctx.netTransport && ctx.netTransport->beginFree && !ctx.netTransport->beginFree(ctx)) return;
   // PMPI_: a release runs outside any MPIX_* call, where libchorus_mpi.so
   // would take MPI_Ibarrier for the user's own.
-  if (needed && ctx.established && PMPI_Ibarrier(ctx.comm, &ctx.closing) != MPI_SUCCESS)
+  if (needed && ctx.established && ctx.barrierComm != MPI_COMM_NULL &&
+      PMPI_Ibarrier(ctx.barrierComm, &ctx.closing) != MPI_SUCCESS)
     ctx.closing = MPI_REQUEST_NULL;
 }
 
@@ -106,22 +144,41 @@ bool awaitRelease(Context &ctx) {
   const NetOps *net = ctx.channel.netOps;
   if (net) net->enter(ctx.channel.net);
   const auto start = std::chrono::steady_clock::now();
+  const int64_t timeoutNs = closingTimeoutNs();
   int done = 0;
+  bool failed = false;
   for (;;) {
     if (net) net->progress(ctx.channel.net, -1, 0, nullptr, 0);
-    if (PMPI_Test(&ctx.closing, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || done) break;
-    if (std::chrono::steady_clock::now() - start > std::chrono::nanoseconds(kClosingTimeoutNs)) {
+    failed = PMPI_Test(&ctx.closing, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS;
+    if (failed || done) break;
+    if (std::chrono::steady_clock::now() - start > std::chrono::nanoseconds(timeoutNs)) {
       CHORUS_WARN("rank %d: the other ranks did not release the communicator within %.0f s; releasing this rank's "
-                  "part without them", ctx.rank, kClosingTimeoutNs / 1e9);
+                  "part without them", ctx.rank, timeoutNs / 1e9);
       break;
     }
     sched_yield();
   }
   if (net) net->leave(ctx.channel.net);
-  // Unfinished, the request is freed; MPI completes it if the others come.
-  if (!done && ctx.closing != MPI_REQUEST_NULL) PMPI_Request_free(&ctx.closing);
+  if (!done && !failed) {
+    // Unfinished: MPI completes it when the others come.
+    keepUnfinished(ctx.closing, ctx.barrierComm);
+    ctx.barrierComm = MPI_COMM_NULL;
+  }
   ctx.closing = MPI_REQUEST_NULL;
   return done != 0;
+}
+
+// The private duplicate of the context's communicator, or what became of
+// it: kept with a barrier given up on, else freed.
+void releaseBarrierComm(Context &ctx) {
+  if (ctx.abandonedSetupBarrier != MPI_REQUEST_NULL) {
+    keepUnfinished(ctx.abandonedSetupBarrier, ctx.barrierComm);
+    ctx.abandonedSetupBarrier = MPI_REQUEST_NULL;
+  } else if (ctx.barrierComm != MPI_COMM_NULL) {
+    PMPI_Comm_free(&ctx.barrierComm);
+  }
+  ctx.barrierComm = MPI_COMM_NULL;
+  reapUnfinished();
 }
 
 void destroy(Context *ctx) {
@@ -144,6 +201,7 @@ void destroy(Context *ctx) {
   traceDetach(ctx->trace);  // first: a SIGUSR1 from now on skips this context
   if (ctx->stats && paramInt(ParamId::Stats) > 0) statsPrint(*ctx->stats, ctx->trace.commId, ctx->rank, ctx->nranks);
   if (ctx->checkComm != MPI_COMM_NULL) MPI_Comm_free(&ctx->checkComm);
+  releaseBarrierComm(*ctx);
   if (ctx->netTransport) ctx->netTransport->free(*ctx);
   if (ctx->transport) ctx->transport->free(*ctx);
   {
@@ -176,6 +234,7 @@ int finalizeHook(MPI_Comm, int, void *, void *) {
   devicePoolRelease();  // what freed communicators left in the pool: no Chorus kernel runs now
 #endif
   MPI_Comm_free_keyval(&g_contextKeyval);
+  reapUnfinished();  // any still unfinished stay: their ranks never came
   // Our own keyval too (MPI frees it once this, its last attribute, is
   // gone): valgrind counts a keyval never freed as a leak of ours.
   MPI_Comm_free_keyval(&g_finalizeKeyval);
@@ -473,6 +532,13 @@ Status bootstrap(Context &ctx) {
     return Status::Unsupported;
   }
   ctx.scratch.resize(ctx.fullFifo.slotBytes);
+  // For the barriers a rank may give up on: across nodes, and wherever
+  // device buffers may come (their FIFOs need the release's barrier).
+  bool mayNeedBarriers = ctx.netTransport != nullptr;
+#ifdef CHORUS_HAVE_CUDA
+  mayNeedBarriers = true;
+#endif
+  if (mayNeedBarriers) CHORUS_MPICHECK(PMPI_Comm_dup(comm, &ctx.barrierComm));
 
   Status s = ctx.transport->setup(ctx, self);
   if (s == Status::Ok && ctx.netTransport) s = ctx.netTransport->setup(ctx, self);
@@ -563,6 +629,7 @@ Status create(MPI_Comm comm, Context **out) {
   if (s != Status::Ok) {
     traceDetach(ctx->trace);
     if (ctx->checkComm != MPI_COMM_NULL) MPI_Comm_free(&ctx->checkComm);
+    releaseBarrierComm(*ctx);
     if (ctx->netTransport) ctx->netTransport->free(*ctx);
     if (ctx->transport) ctx->transport->free(*ctx);
     delete ctx;

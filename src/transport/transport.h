@@ -114,6 +114,15 @@ struct PeerLinks {
   // passed that point.
   MPI_Request closing = MPI_REQUEST_NULL;
   bool closingStarted = false;
+  // The barriers a rank may stop waiting for (the release's, and the UCX
+  // set-up's) run on this private duplicate of comm, never on the user's:
+  // Open MPI 4.1 refuses to free an unfinished MPI_Ibarrier (a fatal
+  // MPI_ERR_REQUEST) and, its request left alone, goes on progressing it
+  // after the user frees the communicator (SIGSEGV in its pml).  One given
+  // up on keeps this communicator until it completes (comm/context.cc,
+  // keepUnfinished).  Null where no such barrier is needed.
+  MPI_Comm barrierComm = MPI_COMM_NULL;
+  MPI_Request abandonedSetupBarrier = MPI_REQUEST_NULL;  // the UCX set-up's, given up on
 };
 
 // The slots of the FIFO from `sender` into `receiver`; any rank computes

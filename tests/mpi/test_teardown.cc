@@ -15,11 +15,15 @@
 // may differ from rank to rank), with roots at opposite ends of world.  What each receiver got is compared with the
 // root's values sent afterwards by MPI_Bcast.  One PASS or FAIL line per
 // rank, printed after MPI_Finalize.
+//
+// CHORUS_TEST_LATE_RELEASE=S runs only lateRelease (release-late-*.test).
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "chorus.h"
@@ -75,6 +79,39 @@ std::string mixedSizes(MPI_Comm comm, int root, int rounds) {
   return "";
 }
 
+// One rank comes to a communicator's release `lateSeconds` after the
+// others, past the release's wait (the lesser of 10 s and CHORUS_TIMEOUT):
+// the others stop waiting for it and go on to MPI on another communicator.
+// The release's barrier, still open, must not be on the user's
+// communicator, which is gone by then: Open MPI 4.1 went on progressing it
+// there once the late rank came (SIGSEGV in its pml's isend).  Each rank
+// then checks an MPI_Allreduce on world and a Chorus one on a new
+// communicator against the same sum computed here.
+std::string lateRelease(int rank, int size, int lateSeconds) {
+  MPI_Comm late;
+  MPI_Comm_dup(MPI_COMM_WORLD, &late);
+  MPI_Comm_set_errhandler(late, MPI_ERRORS_RETURN);
+  long long value = rank + 1;
+  int rc = MPIX_Allreduce_gpu(MPI_IN_PLACE, &value, 1, MPI_LONG_LONG, MPI_SUM, late);
+  if (rc != MPI_SUCCESS) return "the allreduce before the late release failed: " + errorText(rc);
+  const long long expected = (long long)size * (size + 1) / 2;
+  if (value != expected) return "the allreduce before the late release gave " + std::to_string(value);
+  if (rank == size - 1) std::this_thread::sleep_for(std::chrono::seconds(lateSeconds));
+  MPI_Comm_free(&late);
+  long long viaMpi = rank + 1, viaChorus = rank + 1;
+  MPI_Allreduce(MPI_IN_PLACE, &viaMpi, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Comm after;
+  MPI_Comm_dup(MPI_COMM_WORLD, &after);
+  MPI_Comm_set_errhandler(after, MPI_ERRORS_RETURN);
+  rc = MPIX_Allreduce_gpu(MPI_IN_PLACE, &viaChorus, 1, MPI_LONG_LONG, MPI_SUM, after);
+  MPI_Comm_free(&after);
+  if (rc != MPI_SUCCESS) return "the allreduce after the late release failed: " + errorText(rc);
+  if (viaMpi != expected || viaChorus != expected)
+    return "after the late release MPI_Allreduce gave " + std::to_string(viaMpi) + " and Chorus " +
+           std::to_string(viaChorus) + ", not " + std::to_string(expected);
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -83,6 +120,13 @@ int main(int argc, char **argv) {
   const char *c = std::getenv("CHORUS_TEST_CALLS");
   const int calls = c ? std::atoi(c) : 5000;
   std::string failure;
+  if (const char *late = std::getenv("CHORUS_TEST_LATE_RELEASE")) {
+    failure = lateRelease(rank, size, std::atoi(late));
+    MPI_Finalize();
+    if (failure.empty()) printf("PASS rank %d: a release %s s late on rank %d\n", rank, late, size - 1);
+    else printf("FAIL rank %d: %s\n", rank, failure.c_str());
+    return failure.empty() ? 0 : 1;
+  }
 
   MPI_Comm freed, first, second;
   MPI_Comm_dup(MPI_COMM_WORLD, &freed);

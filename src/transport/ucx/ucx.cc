@@ -562,10 +562,10 @@ Status ucxPostConnect(PeerLinks &ctx) {
       }
       flushes.resize(kept);
     }
-    if (flushes.empty() && barrier == MPI_REQUEST_NULL) CHORUS_MPICHECK(MPI_Ibarrier(ctx.comm, &barrier));
+    if (flushes.empty() && barrier == MPI_REQUEST_NULL) CHORUS_MPICHECK(PMPI_Ibarrier(ctx.barrierComm, &barrier));
     if (barrier != MPI_REQUEST_NULL) {
       int done = 0;
-      CHORUS_MPICHECK(MPI_Test(&barrier, &done, MPI_STATUS_IGNORE));
+      CHORUS_MPICHECK(PMPI_Test(&barrier, &done, MPI_STATUS_IGNORE));
       everyoneDone = done != 0;
     }
     if (!everyoneDone && timeoutNs > 0 && nowNs() - start > timeoutNs) {
@@ -576,7 +576,8 @@ Status ucxPostConnect(PeerLinks &ctx) {
         ucp_request_cancel(st.worker, f.second);
         ucp_request_free(f.second);
       }
-      return Status::Timeout;  // (a pending barrier is left to MPI: the context is being torn down)
+      ctx.abandonedSetupBarrier = barrier;  // kept, with its communicator, until it completes
+      return Status::Timeout;
     }
   }
   {
