@@ -279,14 +279,13 @@ int doublingNetRoundsOf(const int *nodeOf, int nranks) {
 namespace {
 
 // The host's slice for a rooted tree, whose peers move with the root: the
-// small FIFOs' slot once every FIFO at full size would pass
-// kEveryFifoFullMaxBytes (comm/context.cc, everyFifoFull), as for the
-// algorithms that reach every peer.
+// small FIFOs' slot past everyFifoFullFits, as for the algorithms that
+// reach every peer.
 double hostRootedTreeSliceBytes(int nranks) {
   FifoShape full;
   full.slotBytes = size_t(paramInt(ParamId::ShmSlotSize)) & ~size_t(kFifoAlign - 1);
   full.nslots = int(paramInt(ParamId::ShmSlots));
-  if (size_t(nranks) * fifoFootprint(full) <= kEveryFifoFullMaxBytes) return double(full.slotBytes);
+  if (everyFifoFullFits(nranks, full)) return double(full.slotBytes);
   return double(std::min(full.slotBytes, kSmallFifoSlotBytes));
 }
 
@@ -300,6 +299,11 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
   const double shmHops = m - 1;
   const double netHops = shape.nodeTreeDepth >= 0 ? shape.nodeTreeDepth : treeDepthOver(shape.nnodes);
   const bool rooted = coll == Coll::Bcast || coll == Coll::Reduce;
+  // Where the NICs are known (their bandwidth, not the measured loopback's),
+  // the terms chorus_sim found for CPU nodes apply; the measured constants
+  // already hold the played layouts'.  Some are the host engine's alone.
+  const bool nicsKnown = shape.netLinkBytesPerUs > 0;
+  const bool cpuNics = nicsKnown && engine == Engine::Host;
   switch (algo) {
     case Algo::Direct: {  // one message to (or from) every peer: one latency, but
       // the rank writes every peer's copy and then copies every peer's out,
@@ -345,9 +349,7 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // Where the NICs are known (faster than the measured loopback), a CPU
       // rank's copies into and out of its FIFOs, not the NIC, set the
       // stream: chorus_sim, 2 x 8 ranks, 2-8 MiB broadcast, 9.6 GB/s.
-      const double streamBytesPerUs = shape.netLinkBytesPerUs > 0 && engine == Engine::Host
-                                          ? std::min(cross.bytesPerUs, kShmLink.bytesPerUs)
-                                          : cross.bytesPerUs;
+      const double streamBytesPerUs = cpuNics ? std::min(cross.bytesPerUs, kShmLink.bytesPerUs) : cross.bytesPerUs;
       return (n - nodes) * hopUs(kShmLink, slice, shmShare) + (nodes - 1) * hopUs(cross, slice, shape.cpuShare) +
              (bytes - slice) / streamBytesPerUs;
     }
@@ -359,15 +361,13 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // ranks, 2 MiB broadcast: the tree 390 us against the chain's 988,
       // which a 256 KiB slice's fill had reversed).  Where the NICs are
       // known; the measured constants hold the played layouts'.
-      const double treeSlot = rooted && engine == Engine::Host && shape.netLinkBytesPerUs > 0
-                                  ? hostRootedTreeSliceBytes(shape.nranks)
-                                  : slot;
+      const double treeSlot = rooted && cpuNics ? hostRootedTreeSliceBytes(shape.nranks) : slot;
       const double slice = carried < treeSlot ? carried : treeSlot;
       // A head sends each slice to its two child nodes in turn; where the
       // NICs are known (their bandwidth, not the measured loopback's) that
       // second copy is what decides (chorus_sim, 4 CPU nodes, 128 KiB: the
       // tree 161 us against the ring's 62, which one copy a hop reversed).
-      const double fanOut = shape.netLinkBytesPerUs > 0 ? 2.0 : 1.0;
+      const double fanOut = nicsKnown ? 2.0 : 1.0;
       const double fill =
           netHops * hopUs(net, fanOut * slice, shape.cpuShare) + shmHops * hopUs(kShmLink, slice, shape.cpuShare);
       // Streaming, a head sends each slice to two nodes; an allreduce's
@@ -384,7 +384,7 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // 16 nodes x 1 to 8 ranks, 16 B: 58-76 us against the 40-47 of one
       // fill each way).  Where the NICs are known; the measured constants
       // already hold the played layouts' waits.
-      const double fills = coll != Coll::Allreduce ? 1.0 : shape.netLinkBytesPerUs > 0 ? 3.0 : 2.0;
+      const double fills = coll != Coll::Allreduce ? 1.0 : nicsKnown ? 3.0 : 2.0;
       return fills * fill + stream;
     }
     case Algo::Hierarchical:  // rings in the node around a ring among the nodes
@@ -402,7 +402,7 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
         // with one NIC, 8 MiB: the hierarchy 4,433 us against the ring's
         // 3,801, where a NIC for each ring had put it at 2,400).
         LinkClass rails = net;
-        if (engine == Engine::Host && shape.nodeNetBytesPerUs > 0)
+        if (cpuNics && shape.nodeNetBytesPerUs > 0)
           rails.bytesPerUs = std::min(net.bytesPerUs, shape.nodeNetBytesPerUs / m);
         return 2 * shmHops * hopUs(kShmLink, bytes / m, shape.cpuShare) +
                2 * (nodes - 1) * hopUs(rails, bytes / (m * nodes), shape.cpuShare);

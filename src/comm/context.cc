@@ -379,7 +379,7 @@ void wireCommunicator(Context &ctx, const std::vector<uint64_t> &hosts, const st
   ctx.fullFifo.nslots = int(paramInt(ParamId::ShmSlots));
   ctx.smallFifo.slotBytes = std::min(ctx.fullFifo.slotBytes, kSmallFifoSlotBytes);
   ctx.smallFifo.nslots = std::min(ctx.fullFifo.nslots, kSmallFifoSlots);
-  ctx.everyFifoFull = size_t(ctx.nranks) * fifoFootprint(ctx.fullFifo) <= kEveryFifoFullMaxBytes;
+  ctx.everyFifoFull = everyFifoFullFits(ctx.nranks, ctx.fullFifo);
   ctx.transport = &kShmTransport;
   ctx.netTransport = nullptr;
 #ifdef CHORUS_HAVE_UCX

@@ -117,6 +117,13 @@ constexpr size_t kEveryFifoFullMaxBytes = size_t(8) << 20;
 
 CHORUS_HOST_DEVICE constexpr size_t fifoFootprint(FifoShape shape) { return fifoFootprint(shape.slotBytes, shape.nslots); }
 
+// Whether a communicator of `nranks` keeps a full FIFO on every link
+// (PeerLinks::everyFifoFull); else the all-peer algorithms move in the
+// small FIFOs' slices.  The planner's model and chorus_sim ask the same.
+constexpr bool everyFifoFullFits(int nranks, FifoShape full) {
+  return size_t(nranks) * fifoFootprint(full) <= kEveryFifoFullMaxBytes;
+}
+
 // One side's view of a FIFO.  `step` is this side's private count of
 // messages sent (sender) or received (receiver).  Both ends of a FIFO see
 // the same slotBytes and nslots, which may differ from one FIFO to the next

@@ -244,10 +244,10 @@ void recordRank(const Machine &m, const Layout &l, const LayoutTables &t, Coll c
   const bool allPeers = algo == Algo::Direct || algo == Algo::Pairwise || algo == Algo::Dissemination ||
                         algo == Algo::RecursiveDoubling || rootedTree;
   // The all-peer algorithms' slice: the small FIFOs' slot once every FIFO
-  // at full size would take more than comm/context.cc allows.
-  const size_t fifoBytes = fifoFootprint(m.sliceBytes, m.fifoSlots);
-  const size_t allPeerSlice =
-      size_t(n) * fifoBytes <= kEveryFifoFullMaxBytes || m.gpu ? m.allPeerSliceBytes : kSmallFifoSlotBytes;
+  // at full size would take more than the library allows.
+  const size_t allPeerSlice = everyFifoFullFits(n, FifoShape{m.sliceBytes, m.fifoSlots}) || m.gpu
+                                  ? m.allPeerSliceBytes
+                                  : kSmallFifoSlotBytes;
   a.sliceElems = std::max<size_t>(1, (allPeers ? allPeerSlice : m.sliceBytes) / sizeof(T));
   if (l.nodes > 1) {
     a.ringOrder = t.order.data();
