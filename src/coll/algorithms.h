@@ -34,6 +34,10 @@ struct PlanShape {
   // per microsecond, the slowest node's.
   double netLinkBytesPerUs = 0;
   double nodeNetBytesPerUs = 0;
+  // And a message's latency and CPU cost (both ends') there, where every
+  // node's NICs do RDMA (0: UCX tcp's, measured here).  setKnownNetwork.
+  double netLatencyUs = 0;
+  double netMessageUs = 0;
   // Across nodes, whether the kernels reach every rank on another node
   // (cuda/device_links.h, cudaNetLinksEveryPeer); when not, device buffers
   // are planned without the one-shots and the rooted trees.
@@ -72,6 +76,25 @@ constexpr double kCrowdedHopUs = 15.0;
 // network bandwidth where the NIC's is not known, and its cap on a
 // connection through a NIC without RDMA (comm/context.cc).
 constexpr double kTcpConnectionBytesPerUs = 3500.0;
+// A message through an RDMA NIC (InfiniBand, RoCE), as the planner takes it
+// where the topology names one: a switch hop NIC to NIC, and the verbs and
+// UCX work at each end (the planner's per-message cost is both ends').  Not measured (this project's machines have no
+// RDMA fabric): chorus_sim's InfiniBand presets give their NICs the same,
+// and UCX over tcp's measured 2.5 + 2.5 us had the planner take the tree
+// where the one-shot was 1.5x faster (chorus_sim -p 2socket, 4 x 1 ranks,
+// 8 B-32 KiB broadcast and reduce).
+constexpr double kRdmaLatencyUs = 2.0;
+constexpr double kRdmaMessageEndUs = 1.0;
+// The nodes' network where they are machines of their own whose NICs the
+// topology names: one connection's and a node's bandwidth (bytes per
+// microsecond, the slowest node's), and whether every node's NIC does RDMA.
+// comm/context.cc from the bootstrap's exchange, chorus_sim from its preset.
+inline void setKnownNetwork(PlanShape &shape, double linkBytesPerUs, double nodeBytesPerUs, bool rdma) {
+  shape.netLinkBytesPerUs = linkBytesPerUs;
+  shape.nodeNetBytesPerUs = nodeBytesPerUs;
+  shape.netLatencyUs = rdma ? kRdmaLatencyUs : 0;
+  shape.netMessageUs = rdma ? 2 * kRdmaMessageEndUs : 0;
+}
 // For PlanShape::doublingNetRounds: nodeOf[r] is rank r's node; -1 unless
 // nranks is a power of two.
 int doublingNetRoundsOf(const int *nodeOf, int nranks);

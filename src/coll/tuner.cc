@@ -187,10 +187,15 @@ constexpr LinkClass kShmLink = {"shm", 0.5, 0.0, kCrowdedHopUs, 7000.0};
 constexpr LinkClass kNetLink = {"net", 2.5, 2.5, 0.0, kTcpConnectionBytesPerUs};
 
 // The network of this shape: the measured one, unless the nodes' NICs say
-// what a connection carries (PlanShape::netLinkBytesPerUs).
+// what a connection carries (PlanShape::netLinkBytesPerUs) and what a
+// message costs (netLatencyUs, RDMA NICs).
 LinkClass netLinkOf(const PlanShape &shape) {
   LinkClass net = kNetLink;
   if (shape.netLinkBytesPerUs > 0) net.bytesPerUs = shape.netLinkBytesPerUs;
+  if (shape.netLatencyUs > 0) {
+    net.latencyUs = shape.netLatencyUs;
+    net.messageUs = shape.netMessageUs;
+  }
   return net;
 }
 
@@ -313,6 +318,18 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // 2 nodes of 8 ranks with a core each, 8 KiB allgather: 62 us against
       // the ring's 43, which the copies alone had reversed).
       if (!directFits(shape.nranks)) return kNotApplicable;
+      if (rooted && cpuNics && shape.nnodes > 1) {
+        // Rooted, only the root's NIC queues: a copy and a message for each
+        // rank on another node.  A broadcast's receivers copy theirs out at
+        // once; a reduce's root folds every rank's in turn (chorus_sim,
+        // 4 x 1 ranks, 32 KiB broadcast: 17 us, where the allgather's
+        // queue of every rank's vectors gave 29, and the tree, 1.4x
+        // slower, was taken).
+        // (messageUs is both ends': the root's end of each, one other's.)
+        const double remote = n - m, foldedCopies = coll == Coll::Reduce ? n - 1 : 1;
+        return net.latencyUs + (remote + 1) * net.messageUs / 2 * shape.cpuShare + remote * bytes / net.bytesPerUs +
+               foldedCopies * bytes / kShmLink.bytesPerUs;
+      }
       const double nicQueueUs =
           shape.nnodes > 1 && shape.nodeNetBytesPerUs > 0 ? m * (n - m) * bytes / shape.nodeNetBytesPerUs : 0.0;
       return cross.latencyUs + (n - 1) * cross.messageUs * shape.cpuShare + 2 * (n - 1) * bytes / cross.bytesPerUs +
@@ -350,7 +367,10 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // rank's copies into and out of its FIFOs, not the NIC, set the
       // stream: chorus_sim, 2 x 8 ranks, 2-8 MiB broadcast, 9.6 GB/s.
       const double streamBytesPerUs = cpuNics ? std::min(cross.bytesPerUs, kShmLink.bytesPerUs) : cross.bytesPerUs;
-      return (n - nodes) * hopUs(kShmLink, slice, shmShare) + (nodes - 1) * hopUs(cross, slice, shape.cpuShare) +
+      // Each node also copies the slice out of its FIFO before it forwards
+      // it, as in the tree.
+      const double netHopUs = hopUs(cross, slice, shape.cpuShare) + (cpuNics ? slice / kShmLink.bytesPerUs : 0);
+      return (n - nodes) * hopUs(kShmLink, slice, shmShare) + (nodes - 1) * netHopUs +
              (bytes - slice) / streamBytesPerUs;
     }
     case Algo::Tree: {  // node tree + chains: log2(nodes) network hops; a head feeds two nodes
@@ -368,16 +388,25 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // second copy is what decides (chorus_sim, 4 CPU nodes, 128 KiB: the
       // tree 161 us against the ring's 62, which one copy a hop reversed).
       const double fanOut = nicsKnown ? 2.0 : 1.0;
-      const double fill =
-          netHops * hopUs(net, fanOut * slice, shape.cpuShare) + shmHops * hopUs(kShmLink, slice, shape.cpuShare);
+      // On CPU ranks each node also copies the slice out of its FIFO before
+      // it forwards it (chorus_sim, 4 x 1 ranks, 32 KiB broadcast: 23 us
+      // against the 16.5 of the NICs alone).
+      const double netHopUs = hopUs(net, fanOut * slice, shape.cpuShare) + (cpuNics ? slice / kShmLink.bytesPerUs : 0);
+      const double fill = netHops * netHopUs + shmHops * hopUs(kShmLink, slice, shape.cpuShare);
       // Streaming, a head sends each slice to two nodes; an allreduce's
       // tree also turns every slice around at the root, which the ring
       // never waits for: measured 1.5x the ring's time at 2 ranks, 16 MiB
       // (8.3 ms against 5.6, every rank its own node).
       // Every slice also runs the node's chain: the stream is as slow as
       // the slower of the network and shared memory.
-      const double stream =
-          (coll == Coll::Allreduce ? 3 : 2) * (carried - slice) / std::min(net.bytesPerUs, kShmLink.bytesPerUs);
+      // A reduce's head on CPU nodes takes in and folds the slices of each
+      // child node, two past 2 nodes (chorus_sim, 16 x 8 ranks, 32 MiB
+      // reduce: the tree 19.1 ms, where a broadcast's 2 copies gave 9.6 and
+      // it was taken over the chain's 11.9; 2 x 8, 2 MiB: 0.7 ms, as 2 give).
+      const double reduceCopies = 1 + std::min(2.0, nodes - 1);
+      const double streamCopies =
+          coll == Coll::Allreduce ? 3 : coll == Coll::Reduce && cpuNics ? reduceCopies : 2;
+      const double stream = streamCopies * (carried - slice) / std::min(net.bytesPerUs, kShmLink.bytesPerUs);
       // An allreduce's slice goes up both trees, then down both; a rank
       // takes the two halves' ways down in turn, so the second tree's waits
       // at each rank for the first's: about half a fill more (chorus_sim,

@@ -256,13 +256,19 @@ uint64_t fnv1a(const char *text, uint64_t h = 1469598103934665603ull) {
 // (chorus_sim, 2 nodes of 8 H100, device buffers staged: with the NICs'
 // 50 GB/s against shared memory's 7 the model took the ring over the
 // hierarchy from 2 MiB, 2-4.7x slower.)
+// Bit 31 of the low half: the NIC does RDMA (PlanShape::netLatencyUs).
+constexpr uint64_t kPackedRdma = uint64_t(1) << 31;
+constexpr uint64_t kPackedLinkMask = kPackedRdma - 1;
+
 uint64_t packedNetwork() {
   const MachineNetwork network = topoMachineNetwork();
   if (network.gpus) return 0;
   double link = network.fastestGBs * 1000.0;
   if (!network.fastestRdma) link = std::min(link, kTcpConnectionBytesPerUs);
-  const auto mbs = [](double v) { return uint64_t(std::min(std::max(v, 0.0), double(UINT32_MAX))); };
-  return mbs(network.allGBs * 1000.0) << 32 | mbs(link);
+  const auto mbs = [](double v, double most) { return uint64_t(std::min(std::max(v, 0.0), most)); };
+  const uint64_t linkMBs = mbs(link, double(kPackedLinkMask));
+  return mbs(network.allGBs * 1000.0, double(UINT32_MAX)) << 32 | linkMBs |
+         (network.fastestRdma && linkMBs > 0 ? kPackedRdma : 0);
 }
 
 // The machine this process runs on: the host name and the kernel's boot id
@@ -487,6 +493,7 @@ Status bootstrap(Context &ctx) {
   for (int r = 0; r < ctx.nranks; ++r) ++ranksOnMachine[all[kFields * size_t(r) + 1]];
   double cpuShare = 1.0;
   uint64_t linkMBs = UINT32_MAX, nodeMBs = UINT32_MAX;
+  bool everyNicRdma = true;
   bool settingsDiffer = false;
   for (int r = 0; r < ctx.nranks; ++r) {
     const uint64_t *theirs = &all[kFields * size_t(r)];
@@ -497,8 +504,9 @@ Status bootstrap(Context &ctx) {
     places[size_t(r)] = int64_t(theirs[2]);
     askChecksum += theirs[3] != 0;
     if (theirs[4] > 0) cpuShare = std::max(cpuShare, double(ranksOnMachine[theirs[1]]) / double(theirs[4]));
-    linkMBs = std::min(linkMBs, theirs[6] & 0xffffffffu);
+    linkMBs = std::min(linkMBs, theirs[6] & kPackedLinkMask);
     nodeMBs = std::min(nodeMBs, theirs[6] >> 32);
+    everyNicRdma = everyNicRdma && (theirs[6] & kPackedRdma) != 0;
   }
   // Every rank saw the same exchange, so every rank fails here alike,
   // naming the setting (a second exchange, of the values).
@@ -511,10 +519,8 @@ Status bootstrap(Context &ctx) {
   ctx.planShape.cpuShare = cpuShare;
   // Nodes played on one machine talk over its loopback, which the cost
   // model's measured constants describe; so does a node whose NICs are unknown.
-  if (ctx.nnodes > 1 && ranksOnMachine.size() == size_t(ctx.nnodes)) {
-    ctx.planShape.netLinkBytesPerUs = double(linkMBs);
-    ctx.planShape.nodeNetBytesPerUs = double(nodeMBs);
-  }
+  if (ctx.nnodes > 1 && ranksOnMachine.size() == size_t(ctx.nnodes))
+    setKnownNetwork(ctx.planShape, double(linkMBs), double(nodeMBs), everyNicRdma);
   if (ctx.nnodes > 1 && ctx.rank == 0 && logEnabled(LogLevel::Info, kSubsysTopo)) {
     std::string text;
     for (int p = 0; p < ctx.nranks && p < 256; ++p)

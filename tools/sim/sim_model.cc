@@ -64,8 +64,10 @@ Machine gpuMachine(std::string name, std::string description, int gpus, double n
 std::vector<Machine> makePresets() {
   std::vector<Machine> p;
   // 400 Gb/s InfiniBand NDR: 50 GB/s a direction, ~2 us NIC to NIC
-  // through one switch, ~1 us of proxy and verbs work per message.
-  const LinkModel ndr400{2.0, 50, 1.0}, hdr200{2.0, 25, 1.0}, edr100{2.0, 12.5, 1.0};
+  // through one switch, ~1 us of proxy and verbs work per message (the
+  // planner's kRdmaLatencyUs and kRdmaMessageEndUs).
+  const LinkModel ndr400{kRdmaLatencyUs, 50, kRdmaMessageEndUs}, hdr200{kRdmaLatencyUs, 25, kRdmaMessageEndUs},
+      edr100{kRdmaLatencyUs, 12.5, kRdmaMessageEndUs};
   p.push_back(gpuMachine("8xh100", "8 H100 SXM on NVSwitch (NVLink 4: 450 GB/s a direction), 8 NICs of 400 Gb/s",
                          8, 450, ndr400, 8));
   p.push_back(gpuMachine("4xgh200", "4 GH200 on NVLink 4 (450 GB/s a direction), 4 NICs of 400 Gb/s", 4, 450,
@@ -148,10 +150,10 @@ PlanShape planShapeOf(const Machine &m, const Layout &l) {
   // CPU nodes of their own: the planner knows their NICs (comm/context.cc);
   // played ones share the machine's loopback, which it has measured; GPU
   // nodes keep the measured constants too (comm/context.cc: packedNetwork).
-  if (l.nodes > 1 && m.machineCores == 0 && !m.gpu) {
-    shape.netLinkBytesPerUs = m.net.gbPerS * 1000.0;
-    shape.nodeNetBytesPerUs = shape.netLinkBytesPerUs * m.nicsPerNode;
-  }
+  // Their NICs are RDMA ones; the planner then takes kRdmaLatencyUs, as
+  // the library would, whatever latency the fabric is given here.
+  if (l.nodes > 1 && m.machineCores == 0 && !m.gpu)
+    setKnownNetwork(shape, m.net.gbPerS * 1000.0, m.net.gbPerS * 1000.0 * m.nicsPerNode, true);
   return shape;
 }
 
