@@ -131,6 +131,18 @@ struct LayoutTables {
 
 // ---- the planner's view ------------------------------------------------------------
 
+namespace {
+
+// PlanShape::kernelsEveryPeer, as comm/context.cc takes it: the agreed
+// CHORUS_NET_DEVICE_LINKS and the layout.
+bool kernelsReachEveryPeer(const Layout &l) {
+  if (l.nodes < 2) return true;
+  const LayoutTables tables(l);
+  return cudaNetLinksEveryPeer(tables.layout, paramString(ParamId::NetDeviceLinks));
+}
+
+}  // namespace
+
 PlanShape planShapeOf(const Machine &m, const Layout &l) {
   PlanShape shape;
   shape.nranks = l.nranks();
@@ -141,10 +153,7 @@ PlanShape planShapeOf(const Machine &m, const Layout &l) {
   std::vector<int> nodeOf(size_t(l.nranks()));
   for (int r = 0; r < l.nranks(); ++r) nodeOf[size_t(r)] = l.nodeOf(r);
   shape.doublingNetRounds = doublingNetRoundsOf(nodeOf.data(), l.nranks());
-  if (l.nodes > 1) {  // (as comm/context.cc: the agreed CHORUS_NET_DEVICE_LINKS and the layout)
-    const LayoutTables tables(l);
-    shape.kernelsEveryPeer = cudaNetLinksEveryPeer(tables.layout, paramString(ParamId::NetDeviceLinks));
-  }
+  shape.kernelsEveryPeer = kernelsReachEveryPeer(l);
   shape.cpuShare = m.cpuShareOf(l.nranks());  // as comm/context.cc: ranks on the machine per core
   shape.singleCopy = false;  // cross-memory attach is a runtime permission (ptrace scope): not assumed
   // CPU nodes of their own: the planner knows their NICs (comm/context.cc);
@@ -176,7 +185,7 @@ bool algorithmApplies(const Machine &m, const Layout &l, Coll coll, Algo algo) {
   // The kernels' links to a few remote peers only (cuda/device_links.h):
   // no one-shot, no rooted tree (the alltoall's pairwise exchange is the
   // same schedule, staged through host memory in the library).
-  const bool somePeers = kernels && severalNodes && !planShapeOf(m, l).kernelsEveryPeer;
+  const bool somePeers = kernels && !kernelsReachEveryPeer(l);
   const bool rooted = coll == Coll::Bcast || coll == Coll::Reduce;
   if (n == 1) return algo == Algo::Local;
   switch (algo) {
