@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "comm/settings_agree.h"
+#include "core/abandoned_barriers.h"
 #include "core/log.h"
 #include "core/params.h"
 #include "core/progress.h"
@@ -68,36 +69,6 @@ void logSummary(const Context &ctx) {
   CHORUS_INFO(kSubsysStats, "comm %d released, rank %d of %d: %llu collectives%s, %llu bytes, %.6f s, %llu failed",
               ctx.trace.commId, ctx.rank, ctx.nranks, (unsigned long long)ctx.collectives, calls.c_str(),
               (unsigned long long)bytes, ns / 1e9, (unsigned long long)failed);
-}
-
-// Barriers given up on (PeerLinks::barrierComm), each with its private
-// communicator: freed once MPI completes them, which it does when the late
-// ranks come; until then neither may go.  Under g_mutex.
-struct UnfinishedBarrier {
-  MPI_Request request;
-  MPI_Comm comm;
-};
-std::vector<UnfinishedBarrier> g_unfinished;
-
-void keepUnfinished(MPI_Request request, MPI_Comm comm) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  g_unfinished.push_back({request, comm});
-}
-
-// Frees those that completed since.  Called on each release and at
-// MPI_Finalize; MPI progresses them in any call meanwhile.
-void reapUnfinished() {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  size_t kept = 0;
-  for (UnfinishedBarrier &b : g_unfinished) {
-    int done = 0;
-    if (PMPI_Test(&b.request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done) {
-      PMPI_Comm_free(&b.comm);
-      continue;
-    }
-    g_unfinished[kept++] = b;
-  }
-  g_unfinished.resize(kept);
 }
 
 // The release's barrier (PeerLinks::closing): needed where a peer may still
@@ -159,26 +130,9 @@ bool awaitRelease(Context &ctx) {
     sched_yield();
   }
   if (net) net->leave(ctx.channel.net);
-  if (!done && !failed) {
-    // Unfinished: MPI completes it when the others come.
-    keepUnfinished(ctx.closing, ctx.barrierComm);
-    ctx.barrierComm = MPI_COMM_NULL;
-  }
+  if (!done && !failed) keepAbandonedBarrier(ctx.closing, ctx.barrierComm);  // MPI completes it when the others come
   ctx.closing = MPI_REQUEST_NULL;
   return done != 0;
-}
-
-// The private duplicate of the context's communicator, or what became of
-// it: kept with a barrier given up on, else freed.
-void releaseBarrierComm(Context &ctx) {
-  if (ctx.abandonedSetupBarrier != MPI_REQUEST_NULL) {
-    keepUnfinished(ctx.abandonedSetupBarrier, ctx.barrierComm);
-    ctx.abandonedSetupBarrier = MPI_REQUEST_NULL;
-  } else if (ctx.barrierComm != MPI_COMM_NULL) {
-    PMPI_Comm_free(&ctx.barrierComm);
-  }
-  ctx.barrierComm = MPI_COMM_NULL;
-  reapUnfinished();
 }
 
 void destroy(Context *ctx) {
@@ -201,7 +155,7 @@ void destroy(Context *ctx) {
   traceDetach(ctx->trace);  // first: a SIGUSR1 from now on skips this context
   if (ctx->stats && paramInt(ParamId::Stats) > 0) statsPrint(*ctx->stats, ctx->trace.commId, ctx->rank, ctx->nranks);
   if (ctx->checkComm != MPI_COMM_NULL) MPI_Comm_free(&ctx->checkComm);
-  releaseBarrierComm(*ctx);
+  releaseBarrierComm(&ctx->barrierComm);
   if (ctx->netTransport) ctx->netTransport->free(*ctx);
   if (ctx->transport) ctx->transport->free(*ctx);
   {
@@ -234,7 +188,7 @@ int finalizeHook(MPI_Comm, int, void *, void *) {
   devicePoolRelease();  // what freed communicators left in the pool: no Chorus kernel runs now
 #endif
   MPI_Comm_free_keyval(&g_contextKeyval);
-  reapUnfinished();  // any still unfinished stay: their ranks never came
+  reapAbandonedBarriers();  // any still unfinished stay: their ranks never came
   // Our own keyval too (MPI frees it once this, its last attribute, is
   // gone): valgrind counts a keyval never freed as a leak of ours.
   MPI_Comm_free_keyval(&g_finalizeKeyval);
@@ -635,7 +589,7 @@ Status create(MPI_Comm comm, Context **out) {
   if (s != Status::Ok) {
     traceDetach(ctx->trace);
     if (ctx->checkComm != MPI_COMM_NULL) MPI_Comm_free(&ctx->checkComm);
-    releaseBarrierComm(*ctx);
+    releaseBarrierComm(&ctx->barrierComm);
     if (ctx->netTransport) ctx->netTransport->free(*ctx);
     if (ctx->transport) ctx->transport->free(*ctx);
     delete ctx;

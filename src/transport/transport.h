@@ -33,6 +33,10 @@ struct NetCopyMemory {
   void (*slotFree)(void *memory) = nullptr;
   int slotsMemoryType = 0;
   void (*slotsFlush)() = nullptr;
+  // Set by the owner where a failure the transport cannot see (the device
+  // proxy's) means a peer may still put into the copies: the transport
+  // keeps them for the process's life, as after a failure of its own.
+  bool keepOnFree = false;
 };
 
 // What each rank publishes in the bootstrap allgather: one POD per rank.
@@ -115,14 +119,11 @@ struct PeerLinks {
   MPI_Request closing = MPI_REQUEST_NULL;
   bool closingStarted = false;
   // The barriers a rank may stop waiting for (the release's, and the UCX
-  // set-up's) run on this private duplicate of comm, never on the user's:
-  // Open MPI 4.1 refuses to free an unfinished MPI_Ibarrier (a fatal
-  // MPI_ERR_REQUEST) and, its request left alone, goes on progressing it
-  // after the user frees the communicator (SIGSEGV in its pml).  One given
-  // up on keeps this communicator until it completes (comm/context.cc,
-  // keepUnfinished).  Null where no such barrier is needed.
+  // set-up's) run on this private duplicate of comm, never on the user's,
+  // which MPI must not be progressing one on once the user frees it
+  // (core/abandoned_barriers.h).  The context's; the device proxy's
+  // channels share it.  Null where no such barrier is needed.
   MPI_Comm barrierComm = MPI_COMM_NULL;
-  MPI_Request abandonedSetupBarrier = MPI_REQUEST_NULL;  // the UCX set-up's, given up on
 };
 
 // The slots of the FIFO from `sender` into `receiver`; any rank computes

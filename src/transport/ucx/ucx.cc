@@ -52,6 +52,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/abandoned_barriers.h"
 #include "core/log.h"
 #include "core/params.h"
 #include "transport/ucx/ucx_state.h"
@@ -576,7 +577,7 @@ Status ucxPostConnect(PeerLinks &ctx) {
         ucp_request_cancel(st.worker, f.second);
         ucp_request_free(f.second);
       }
-      ctx.abandonedSetupBarrier = barrier;  // kept, with its communicator, until it completes
+      keepAbandonedBarrier(barrier, ctx.barrierComm);
       return Status::Timeout;
     }
   }
@@ -669,9 +670,9 @@ Status ucxFree(PeerLinks &ctx) {
   // says (tcp's emulated put writes wherever its address says, after any
   // free: ASan saw it, on the device links, in CI).  Reachable, so
   // LeakSanitizer stays quiet.
-  bool failed = st->violation != Status::Ok || st->abortFrom >= 0 || st->abortSent;
+  bool failed = st->violation != Status::Ok || st->abortFrom >= 0 || st->abortSent || ctx.netMemory.keepOnFree;
   for (ucs_status_t f : st->failed) failed = failed || f != UCS_OK;
-  if (failed && counters.linkedPeers)
+  if (failed && counters.linkedPeers && !ctx.netMemory.keepOnFree)  // (the device proxy says why itself)
     CHORUS_INFO(kSubsysNet, "rank %d: a collective failed on this communicator: its UCX links' memory stays "
                 "allocated, since a peer may still put into it", ctx.rank);
   // (Each link's one allocation starts at its send copy; the slots apart

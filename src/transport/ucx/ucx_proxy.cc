@@ -169,6 +169,7 @@ Status setupChannels(NetProxy &proxy, const PeerLinks &base) {
   for (int c = 0; c < nch; ++c) {
     auto ch = std::make_unique<PeerLinks>();
     ch->comm = base.comm;
+    ch->barrierComm = base.barrierComm;
     ch->rank = base.rank;
     ch->nranks = n;
     ch->nodeRank = base.nodeRank;
@@ -323,7 +324,7 @@ UcxCounters netProxyCounters(const NetProxy &proxy) {
 void netProxyClosing(NetProxy &proxy) { proxy.closing.store(true, std::memory_order_relaxed); }
 
 // The links' memory of a proxy that failed stays for the process's life
-// (ucxKeepLinkMemory): its peers may still put into it, they learning of
+// (NetCopyMemory::keepOnFree): its peers may still put into it, they learning of
 // the failure late (test_proxy's duplicate under ASan: a peer's put landed
 // in a freed receive copy).  The proxy can fail where its channels' states
 // saw nothing (a slot's size out of bounds), so it says so itself.
@@ -342,7 +343,7 @@ void netProxyFree(NetProxy *proxy) {
     CHORUS_INFO(kSubsysNet, "rank %d: the device links failed: their memory stays allocated, since a peer may still "
                 "put into it", proxy->rank);
   for (auto &ch : proxy->channels) {
-    if (failed) ch->netMemory.release = ch->netMemory.slotFree = ucxKeepLinkMemory;
+    ch->netMemory.keepOnFree = failed;
     kUcxTransport.free(*ch);
   }
   delete proxy;

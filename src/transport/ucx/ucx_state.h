@@ -237,7 +237,8 @@ Status ucxAfterRun(UcxState &st, int peer, uint64_t seq, char *text, size_t len)
 
 // Keeps a link's memory (a FIFO copy, or slots apart) for the process's
 // life instead of freeing it, reachable: where a peer may still put into
-// it (ucx.cc, ucxFree; the device proxy's failed links).
+// it (ucx.cc, ucxFree: after a failure, or where NetCopyMemory::keepOnFree
+// says so, as the device proxy does for its failed links).
 void ucxKeepLinkMemory(void *memory);
 
 // Posts one active message (ucx.cc).
