@@ -200,9 +200,13 @@ uint64_t fnv1a(const char *text, uint64_t h = 1469598103934665603ull) {
   return h;
 }
 
+// Bit 31 of the low half: the NIC does RDMA (PlanShape::netLatencyUs).
+constexpr uint64_t kPackedRdma = uint64_t(1) << 31;
+constexpr uint64_t kPackedLinkMask = kPackedRdma - 1;
+
 // This machine's network as the bootstrap carries it: a node's bandwidth
-// over all its NICs in the high 32 bits, one connection's in the low, MB/s
-// (bytes per microsecond); 0 when unknown.  A connection through a NIC
+// over all its NICs in the high 32 bits, one connection's in the low 31, MB/s
+// (bytes per microsecond), and kPackedRdma; 0 when unknown.  A connection through a NIC
 // without RDMA is UCX's tcp, capped at what tcp moved here.  A GPU node
 // says 0: the model's measured constants stay for it until the kernels'
 // path across nodes (the device proxy, transport/ucx/ucx_proxy.h) has a
@@ -210,10 +214,6 @@ uint64_t fnv1a(const char *text, uint64_t h = 1469598103934665603ull) {
 // (chorus_sim, 2 nodes of 8 H100, device buffers staged: with the NICs'
 // 50 GB/s against shared memory's 7 the model took the ring over the
 // hierarchy from 2 MiB, 2-4.7x slower.)
-// Bit 31 of the low half: the NIC does RDMA (PlanShape::netLatencyUs).
-constexpr uint64_t kPackedRdma = uint64_t(1) << 31;
-constexpr uint64_t kPackedLinkMask = kPackedRdma - 1;
-
 uint64_t packedNetwork() {
   const MachineNetwork network = topoMachineNetwork();
   if (network.gpus) return 0;
