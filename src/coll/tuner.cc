@@ -403,10 +403,20 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // child node, two past 2 nodes (chorus_sim, 16 x 8 ranks, 32 MiB
       // reduce: the tree 19.1 ms, where a broadcast's 2 copies gave 9.6 and
       // it was taken over the chain's 11.9; 2 x 8, 2 MiB: 0.7 ms, as 2 give).
-      const double reduceCopies = 1 + std::min(2.0, nodes - 1);
+      const double childNodes = std::min(2.0, nodes - 1);
       const double streamCopies =
-          coll == Coll::Allreduce ? 3 : coll == Coll::Reduce && cpuNics ? reduceCopies : 2;
-      const double stream = streamCopies * (carried - slice) / std::min(net.bytesPerUs, kShmLink.bytesPerUs);
+          coll == Coll::Allreduce ? 3 : coll == Coll::Reduce && cpuNics ? 1 + childNodes : 2;
+      double stream = streamCopies * (carried - slice) / std::min(net.bytesPerUs, kShmLink.bytesPerUs);
+      // A broadcast's head on CPU nodes sends each slice to its child nodes
+      // (one on 2 nodes) while it copies it on, and pays each send's
+      // message: in 16 KiB slices (past 8 ranks) the messages count
+      // (chorus_sim, 2 x 64 ranks, 32 MiB: the tree 6.0 ms, where 2 copies
+      // a slice gave 9.8 and the chain's 10.2 was taken; 2 x 8: the chain's
+      // 4.3 against the tree's 5.7).
+      if (coll == Coll::Bcast && cpuNics)
+        stream = (carried - slice) / slice *
+                 (std::max(childNodes * slice / net.bytesPerUs, slice / kShmLink.bytesPerUs) +
+                  childNodes * net.messageUs / 2);
       // An allreduce's slice goes up both trees, then down both; a rank
       // takes the two halves' ways down in turn, so the second tree's waits
       // at each rank for the first's: about half a fill more (chorus_sim,
