@@ -75,6 +75,12 @@ int main(int argc, char **argv) {
   };
   for (int round = 0; round < 10; ++round) {
     if (round == 5 && victim >= 0) {
+      // Every rank has its fifth result first.  A call returns once its
+      // part is done here, its last messages possibly still on their way
+      // (the progress thread, or the device proxy, finishes them), so a
+      // victim that died at once could fail the survivors' fifth call
+      // (seen once on the emulated GPUs, the machine busy).
+      MPI_Barrier(MPI_COMM_WORLD);
       if (rank == victim) raise(SIGKILL);
       killedAt = MPI_Wtime();
     }
