@@ -413,7 +413,7 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // (chorus_sim, 2 x 64 ranks, 32 MiB: the tree 6.0 ms, where 2 copies
       // a slice gave 9.8 and the chain's 10.2 was taken; 2 x 8: the chain's
       // 4.3 against the tree's 5.7).
-      if (coll == Coll::Bcast && cpuNics)
+      if (coll == Coll::Bcast && cpuNics && slice > 0)
         stream = (carried - slice) / slice *
                  (std::max(childNodes * slice / net.bytesPerUs, slice / kShmLink.bytesPerUs) +
                   childNodes * net.messageUs / 2);
