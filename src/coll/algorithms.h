@@ -78,8 +78,9 @@ constexpr double kCrowdedHopUs = 15.0;
 constexpr double kTcpConnectionBytesPerUs = 3500.0;
 // A message through an RDMA NIC (InfiniBand, RoCE), as the planner takes it
 // where the topology names one: a switch hop NIC to NIC, and the verbs and
-// UCX work at each end (the planner's per-message cost is both ends').  Not measured (this project's machines have no
-// RDMA fabric): chorus_sim's InfiniBand presets give their NICs the same,
+// UCX work at each end (the planner's per-message cost is both ends').
+// Not measured (this project's machines have no RDMA fabric):
+// chorus_sim's InfiniBand presets give their NICs the same,
 // and UCX over tcp's measured 2.5 + 2.5 us had the planner take the tree
 // where the one-shot was 1.5x faster (chorus_sim -p 2socket, 4 x 1 ranks,
 // 8 B-32 KiB broadcast and reduce).
