@@ -621,6 +621,18 @@ bool ucxBeginFree(PeerLinks &ctx) {
   return true;
 }
 
+std::mutex g_keptMutex;
+// Never destroyed: a global vector's destructor at exit would leave the
+// memory unreachable, which LeakSanitizer reports.
+std::vector<void *> *g_kept = new std::vector<void *>;
+
+// Keeps a link's memory (a FIFO copy, or slots apart) for the process's
+// life instead of freeing it, reachable: a peer may still put into it.
+void keepLinkMemory(void *memory) {
+  std::lock_guard<std::mutex> lock(g_keptMutex);
+  g_kept->push_back(memory);
+}
+
 // Its token is unregistered before its endpoints close (late messages with
 // it are dropped silently from then on); the worker goes with the process's
 // last communicator crossing nodes.
@@ -680,8 +692,8 @@ Status ucxFree(PeerLinks &ctx) {
   for (size_t p = 0; p < st->sendCopy.size(); ++p) {
     if (!st->sendCopy[p]) continue;
     if (failed) {
-      ucxKeepLinkMemory(st->sendCopy[p]);
-      if (st->slotsApart) ucxKeepLinkMemory(ctx.sendTo[p].slots);
+      keepLinkMemory(st->sendCopy[p]);
+      if (st->slotsApart) keepLinkMemory(ctx.sendTo[p].slots);
       continue;
     }
     if (st->slotsApart) ctx.netMemory.slotFree(ctx.sendTo[p].slots);
@@ -693,19 +705,6 @@ Status ucxFree(PeerLinks &ctx) {
   return Status::Ok;
 }
 
-std::mutex g_keptMutex;
-// Never destroyed: a global vector's destructor at exit would leave the
-// memory unreachable, which LeakSanitizer reports.
-std::vector<void *> *g_kept = new std::vector<void *>;
-
-}  // namespace
-
-void ucxKeepLinkMemory(void *memory) {
-  std::lock_guard<std::mutex> lock(g_keptMutex);
-  g_kept->push_back(memory);
-}
-
-namespace {
 
 // NetOps::link.  An error is the collective's: the link's memory could not
 // be had.

@@ -235,12 +235,6 @@ Status ucxProgress(void *net, int peer, uint64_t seq, char *text, size_t len);
 // as above.  Under the worker lock.
 Status ucxAfterRun(UcxState &st, int peer, uint64_t seq, char *text, size_t len);
 
-// Keeps a link's memory (a FIFO copy, or slots apart) for the process's
-// life instead of freeing it, reachable: where a peer may still put into
-// it (ucx.cc, ucxFree: after a failure, or where NetCopyMemory::keepOnFree
-// says so, as the device proxy does for its failed links).
-void ucxKeepLinkMemory(void *memory);
-
 // Posts one active message (ucx.cc).
 void ucxSend(UcxState &st, int peer, unsigned id, const NetHeader &h, const void *data, size_t bytes);
 // Test faults (ucx_faults.cc): sends data message `h` with the faults
