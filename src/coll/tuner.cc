@@ -203,6 +203,14 @@ double hopUs(const LinkClass &link, double bytes, double cpuShare = 1.0) {
   return link.latencyUs + link.messageUs * cpuShare + link.crowdedUs * (cpuShare - 1) + bytes / link.bytesPerUs;
 }
 
+// A network hop of a chain or a tree: on CPU ranks whose NICs are known
+// each node also copies the slice out of its FIFO before it forwards it
+// (chorus_sim, 4 x 1 ranks, 32 KiB broadcast: the tree 23 us against the
+// 16.5 of the NICs alone).
+double forwardingNetHopUs(const LinkClass &net, double sentBytes, double slice, double cpuShare, bool cpuNics) {
+  return hopUs(net, sentBytes, cpuShare) + (cpuNics ? slice / kShmLink.bytesPerUs : 0.0);
+}
+
 // Network hops from the root to the deepest node of the node tree over
 // `nnodes` nodes (patterns.h); O(n log n), so contexts keep it in PlanShape: what a small message pays each way.
 int treeDepthOver(int nnodes) {
@@ -367,9 +375,7 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // rank's copies into and out of its FIFOs, not the NIC, set the
       // stream: chorus_sim, 2 x 8 ranks, 2-8 MiB broadcast, 9.6 GB/s.
       const double streamBytesPerUs = cpuNics ? std::min(cross.bytesPerUs, kShmLink.bytesPerUs) : cross.bytesPerUs;
-      // Each node also copies the slice out of its FIFO before it forwards
-      // it, as in the tree.
-      const double netHopUs = hopUs(cross, slice, shape.cpuShare) + (cpuNics ? slice / kShmLink.bytesPerUs : 0);
+      const double netHopUs = forwardingNetHopUs(cross, slice, slice, shape.cpuShare, cpuNics);
       return (n - nodes) * hopUs(kShmLink, slice, shmShare) + (nodes - 1) * netHopUs +
              (bytes - slice) / streamBytesPerUs;
     }
@@ -388,10 +394,7 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // second copy is what decides (chorus_sim, 4 CPU nodes, 128 KiB: the
       // tree 161 us against the ring's 62, which one copy a hop reversed).
       const double fanOut = nicsKnown ? 2.0 : 1.0;
-      // On CPU ranks each node also copies the slice out of its FIFO before
-      // it forwards it (chorus_sim, 4 x 1 ranks, 32 KiB broadcast: 23 us
-      // against the 16.5 of the NICs alone).
-      const double netHopUs = hopUs(net, fanOut * slice, shape.cpuShare) + (cpuNics ? slice / kShmLink.bytesPerUs : 0);
+      const double netHopUs = forwardingNetHopUs(net, fanOut * slice, slice, shape.cpuShare, cpuNics);
       const double fill = netHops * netHopUs + shmHops * hopUs(kShmLink, slice, shape.cpuShare);
       // Streaming, a head sends each slice to two nodes; an allreduce's
       // tree also turns every slice around at the root, which the ring
@@ -406,17 +409,18 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       const double childNodes = std::min(2.0, nodes - 1);
       const double streamCopies =
           coll == Coll::Allreduce ? 3 : coll == Coll::Reduce && cpuNics ? 1 + childNodes : 2;
-      double stream = streamCopies * (carried - slice) / std::min(net.bytesPerUs, kShmLink.bytesPerUs);
       // A broadcast's head on CPU nodes sends each slice to its child nodes
       // (one on 2 nodes) while it copies it on, and pays each send's
       // message: in 16 KiB slices (past 8 ranks) the messages count
       // (chorus_sim, 2 x 64 ranks, 32 MiB: the tree 6.0 ms, where 2 copies
       // a slice gave 9.8 and the chain's 10.2 was taken; 2 x 8: the chain's
       // 4.3 against the tree's 5.7).
-      if (coll == Coll::Bcast && cpuNics && slice > 0)
-        stream = (carried - slice) / slice *
-                 (std::max(childNodes * slice / net.bytesPerUs, slice / kShmLink.bytesPerUs) +
-                  childNodes * net.messageUs / 2);
+      const bool sendsCount = coll == Coll::Bcast && cpuNics && slice > 0;
+      const double stream =
+          sendsCount ? (carried - slice) / slice *
+                           (std::max(childNodes * slice / net.bytesPerUs, slice / kShmLink.bytesPerUs) +
+                            childNodes * net.messageUs / 2)
+                     : streamCopies * (carried - slice) / std::min(net.bytesPerUs, kShmLink.bytesPerUs);
       // An allreduce's slice goes up both trees, then down both; a rank
       // takes the two halves' ways down in turn, so the second tree's waits
       // at each rank for the first's: about half a fill more (chorus_sim,
