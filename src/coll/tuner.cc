@@ -184,6 +184,15 @@ struct LinkClass {
   double bytesPerUs;
 };
 constexpr LinkClass kShmLink = {"shm", 0.5, 0.0, kCrowdedHopUs, 7000.0};
+
+// Shared memory between the ranks of a node: the measured link, and on CPU
+// nodes whose NICs are known (machines of their own, not played nodes) a
+// message's cost at each end (kShmMessageEndUs).
+LinkClass shmLinkOf(bool cpuNics) {
+  LinkClass shm = kShmLink;
+  if (cpuNics) shm.messageUs = 2 * kShmMessageEndUs;
+  return shm;
+}
 constexpr LinkClass kNetLink = {"net", 2.5, 2.5, 0.0, kTcpConnectionBytesPerUs};
 
 // The network of this shape: the measured one, unless the nodes' NICs say
@@ -245,7 +254,7 @@ constexpr double kNotApplicable = -1.0;
 // constants, fitted to loopback, do) put recursive doubling at twice the
 // model's time on 16 nodes x 8 ranks (16 KiB: 119 us against 61), and the
 // tree was taken at 3.2x its time.
-double doublingRoundsUs(const PlanShape &shape, double vectorBytes) {
+double doublingRoundsUs(const PlanShape &shape, double vectorBytes, const LinkClass &shm) {
   const double rounds = log2(double(shape.nranks));
   const double bytes = 2 * vectorBytes;  // sent and received
   const LinkClass net = netLinkOf(shape);
@@ -253,7 +262,7 @@ double doublingRoundsUs(const PlanShape &shape, double vectorBytes) {
   if (shape.nnodes < 2 || shape.cpuShare > 1.0 || shape.doublingNetRounds < 0)
     return rounds * hopUs(cross, bytes, shape.cpuShare);
   const double netRounds = shape.doublingNetRounds;
-  const double shmRoundsUs = (rounds - netRounds) * hopUs(kShmLink, bytes, shape.cpuShare);
+  const double shmRoundsUs = (rounds - netRounds) * hopUs(shm, bytes, shape.cpuShare);
   if (shape.nodeNetBytesPerUs <= 0) {  // unknown NICs: one connection, shared
     LinkClass shared = net;
     shared.bytesPerUs = net.bytesPerUs / shape.maxNodeRanks;
@@ -317,6 +326,7 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
   // already hold the played layouts'.  Some are the host engine's alone.
   const bool nicsKnown = shape.netLinkBytesPerUs > 0;
   const bool cpuNics = nicsKnown && engine == Engine::Host;
+  const LinkClass shm = shmLinkOf(cpuNics);
   switch (algo) {
     case Algo::Direct: {  // one message to (or from) every peer: one latency, but
       // the rank writes every peer's copy and then copies every peer's out,
@@ -346,7 +356,7 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
     case Algo::RecursiveDoubling:  // log2(n) rounds, each one message each way
       // (At 2 ranks it is the one-shot's exchange: the one-shot stands.)
       if (shape.nranks < 4 || !isPowerOfTwo(shape.nranks)) return kNotApplicable;
-      if (coll == Coll::Allreduce) return doublingRoundsUs(shape, bytes);  // the whole vector
+      if (coll == Coll::Allreduce) return doublingRoundsUs(shape, bytes, shm);  // the whole vector
       // Allgather and reduce-scatter (recursive halving): 1, 2, 4... blocks
       // per round, n - 1 sent and n - 1 received in all, as the one-shot,
       // unsliced: only while all n blocks fit the smallest slice (else the
@@ -355,7 +365,7 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // one-shot, first, stays.
       if ((coll != Coll::Allgather && coll != Coll::ReduceScatter) || n * bytes > double(kSmallFifoSlotBytes))
         return kNotApplicable;
-      return doublingRoundsUs(shape, 0) + 2 * (n - 1) * bytes / cross.bytesPerUs;
+      return doublingRoundsUs(shape, 0, shm) + 2 * (n - 1) * bytes / cross.bytesPerUs;
     case Algo::Ring:  // 2(n-1) steps of a 1/n block, each as slow as the network hop
       if (coll == Coll::Allreduce) return 2 * (n - 1) * hopUs(cross, bytes / n, shape.cpuShare);
       if (coll == Coll::Allgather || coll == Coll::ReduceScatter) return (n - 1) * hopUs(cross, bytes, shape.cpuShare);
@@ -376,7 +386,7 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // stream: chorus_sim, 2 x 8 ranks, 2-8 MiB broadcast, 9.6 GB/s.
       const double streamBytesPerUs = cpuNics ? std::min(cross.bytesPerUs, kShmLink.bytesPerUs) : cross.bytesPerUs;
       const double netHopUs = forwardingNetHopUs(cross, slice, slice, shape.cpuShare, cpuNics);
-      return (n - nodes) * hopUs(kShmLink, slice, shmShare) + (nodes - 1) * netHopUs +
+      return (n - nodes) * hopUs(shm, slice, shmShare) + (nodes - 1) * netHopUs +
              (bytes - slice) / streamBytesPerUs;
     }
     case Algo::Tree: {  // node tree + chains: log2(nodes) network hops; a head feeds two nodes
@@ -395,7 +405,7 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // tree 161 us against the ring's 62, which one copy a hop reversed).
       const double fanOut = nicsKnown ? 2.0 : 1.0;
       const double netHopUs = forwardingNetHopUs(net, fanOut * slice, slice, shape.cpuShare, cpuNics);
-      const double fill = netHops * netHopUs + shmHops * hopUs(kShmLink, slice, shape.cpuShare);
+      const double fill = netHops * netHopUs + shmHops * hopUs(shm, slice, shape.cpuShare);
       // Streaming, a head sends each slice to two nodes; an allreduce's
       // tree also turns every slice around at the root, which the ring
       // never waits for: measured 1.5x the ring's time at 2 ranks, 16 MiB
@@ -447,7 +457,7 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
         LinkClass rails = net;
         if (cpuNics && shape.nodeNetBytesPerUs > 0)
           rails.bytesPerUs = std::min(net.bytesPerUs, shape.nodeNetBytesPerUs / m);
-        return 2 * shmHops * hopUs(kShmLink, bytes / m, shape.cpuShare) +
+        return 2 * shmHops * hopUs(shm, bytes / m, shape.cpuShare) +
                2 * (nodes - 1) * hopUs(rails, bytes / (m * nodes), shape.cpuShare);
       }
     default:

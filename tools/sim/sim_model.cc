@@ -26,8 +26,9 @@ Machine cpuMachine(std::string name, std::string description, int ranks, LinkMod
   m.description = std::move(description);
   m.ranksPerNode = ranks;
   // Shared memory: a memcpy into the receiver's slot and one out of it
-  // (~10 GB/s a core), half a microsecond from post to poll.
-  m.intra = {0.5, 10, 0.15};
+  // (~10 GB/s a core), half a microsecond from post to poll, and the
+  // planner's kShmMessageEndUs at each end.
+  m.intra = {0.5, 10, kShmMessageEndUs};
   m.net = net;
   m.nicsPerNode = nics;
   m.reduceGbPerS = 8;
