@@ -144,6 +144,20 @@ __global__ void __launch_bounds__(kCudaThreads, 1) collKernel(DevCollArgs args) 
   kernel_detail::runAlgorithm<C, T>(a, Algo(args.algo), prims, reinterpret_cast<T *>(ch.scratch));
 }
 
+namespace kernel_detail {
+
+// One phase of the hierarchical allreduce on its group's ranks, folding
+// with PhaseFunc.
+template <typename T, typename PhaseFunc>
+__device__ __forceinline__ void runHierarchyPhaseWith(const DevCollArgs &args, const DevChannel &ch,
+                                                      const HierarchyPhase &p, int *pending, int *error) {
+  DevicePrims<T, PhaseFunc, int(Proto::Simple)> prims(args, ch, pending, error);
+  prims.mapPeers(p.ranks);
+  runHierarchyPhase<T>(args.phase, p.args, prims);
+}
+
+}  // namespace kernel_detail
+
 // The hierarchical allreduce (allreduce_hierarchical.h) on the kernels:
 // the node's ring over NVLink/IPC, local rank i of every node in a ring
 // over the links between nodes (rail-aligned: each GPU's traffic between
@@ -160,7 +174,6 @@ __global__ void __launch_bounds__(kCudaThreads, 1) collKernel(DevCollArgs args) 
 // phase that finds the call failed does nothing, like any kernel.
 template <typename T, typename Func>
 __global__ void __launch_bounds__(kCudaThreads, 1) hierarchicalAllreduceKernel(DevCollArgs args) {
-  constexpr int kSimple = int(Proto::Simple);
   CHORUS_BLOCK_SHARED(int, sPending);
   CHORUS_BLOCK_SHARED(int, sError);
   kernel_detail::startBlock(args, sPending, sError);
@@ -170,15 +183,10 @@ __global__ void __launch_bounds__(kCudaThreads, 1) hierarchicalAllreduceKernel(D
   HierarchyPhase p;
   // Every rank decides alike: the pieces and blocks agree.
   if (sError || !hierarchyPhase<T>(call, args.hierarchy, args.phase, &p)) return;
-  if (args.phase == 0) {  // a partial sum: AVG divides once the sum is whole
-    DevicePrims<T, typename PartialSum<Func>::type, kSimple> prims(args, ch, &sPending, &sError);
-    prims.mapPeers(p.ranks);
-    runHierarchyPhase<T>(args.phase, p.args, prims);
-  } else {
-    DevicePrims<T, Func, kSimple> prims(args, ch, &sPending, &sError);
-    prims.mapPeers(p.ranks);
-    runHierarchyPhase<T>(args.phase, p.args, prims);
-  }
+  if (args.phase == 0)  // a partial sum: AVG divides once the sum is whole
+    kernel_detail::runHierarchyPhaseWith<T, typename PartialSum<Func>::type>(args, ch, p, &sPending, &sError);
+  else
+    kernel_detail::runHierarchyPhaseWith<T, Func>(args, ch, p, &sPending, &sError);
 }
 
 namespace kernel_detail {
