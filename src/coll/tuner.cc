@@ -185,6 +185,10 @@ struct LinkClass {
 };
 constexpr LinkClass kShmLink = {"shm", 0.5, 0.0, kCrowdedHopUs, 7000.0};
 
+// A CPU rank's copy of a slice out of a FIFO (or its fold into its own):
+// a hop in the node is two such copies, one at each end.
+constexpr double kCpuCopyBytesPerUs = 2 * kShmLink.bytesPerUs;
+
 // Shared memory between the ranks of a node: the measured link, and on CPU
 // nodes whose NICs are known (machines of their own, not played nodes) a
 // message's cost at each end (kShmMessageEndUs).
@@ -300,10 +304,10 @@ int doublingNetRoundsOf(const int *nodeOf, int nranks) {
 
 namespace {
 
-// The host's slice for a rooted tree, whose peers move with the root: the
-// small FIFOs' slot past everyFifoFullFits, as for the algorithms that
-// reach every peer.
-double hostRootedTreeSliceBytes(int nranks) {
+// The host's slice for the algorithms that reach every peer, and for a
+// rooted tree, whose peers move with the root: the small FIFOs' slot past
+// everyFifoFullFits.
+double hostAllPeerSliceBytes(int nranks) {
   FifoShape full;
   full.slotBytes = size_t(paramInt(ParamId::ShmSlotSize)) & ~size_t(kFifoAlign - 1);
   full.nslots = int(paramInt(ParamId::ShmSlots));
@@ -327,6 +331,11 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
   const bool nicsKnown = shape.netLinkBytesPerUs > 0;
   const bool cpuNics = nicsKnown && engine == Engine::Host;
   const LinkClass shm = shmLinkOf(cpuNics);
+  // An allgather or reduce-scatter across CPU nodes of one rank each, whose
+  // copies the terms below add (the allreduce's tree, taken where they
+  // raised its ring, runs far slower than its model at large sizes).
+  const bool gatherOnCpuNodes =
+      cpuNics && shape.nnodes > 1 && m == 1 && (coll == Coll::Allgather || coll == Coll::ReduceScatter);
   switch (algo) {
     case Algo::Direct: {  // one message to (or from) every peer: one latency, but
       // the rank writes every peer's copy and then copies every peer's out,
@@ -350,6 +359,20 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       }
       const double nicQueueUs =
           shape.nnodes > 1 && shape.nodeNetBytesPerUs > 0 ? m * (n - m) * bytes / shape.nodeNetBytesPerUs : 0.0;
+      if (gatherOnCpuNodes && coll == Coll::Allgather) {
+        // Every rank its own CPU node: the vectors go in the all-peer
+        // slices (16 KiB past 8 ranks), a message each to every peer, and
+        // the rank copies out each peer's while its NIC's queue drains: the
+        // slower of the two (chorus_sim, 4 x 1 ranks, 8 MiB allgather: the
+        // one-shot 3.7 ms against the ring's 4.9, where the copies charged
+        // as the NIC's put it at 6.0; 16 x 1: 29.7 ms, 15 messages a slice).
+        // (A reduce-scatter's one-shot folds each block after it came, not
+        // beside its NIC: 4 x 1, 8 MiB, 5.7 ms, as the model had it.)
+        const double slice = std::min(bytes, hostAllPeerSliceBytes(shape.nranks));
+        const double slices = slice > 0 ? std::ceil(bytes / slice) : 1.0;
+        const double cpuUs = slices * (n - 1) * net.messageUs * shape.cpuShare + (n - 1) * bytes / kCpuCopyBytesPerUs;
+        return net.latencyUs + std::max(cpuUs, nicQueueUs) + slice / net.bytesPerUs;
+      }
       return cross.latencyUs + (n - 1) * cross.messageUs * shape.cpuShare + 2 * (n - 1) * bytes / cross.bytesPerUs +
              nicQueueUs;
     }
@@ -366,10 +389,19 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       if ((coll != Coll::Allgather && coll != Coll::ReduceScatter) || n * bytes > double(kSmallFifoSlotBytes))
         return kNotApplicable;
       return doublingRoundsUs(shape, 0, shm) + 2 * (n - 1) * bytes / cross.bytesPerUs;
-    case Algo::Ring:  // 2(n-1) steps of a 1/n block, each as slow as the network hop
-      if (coll == Coll::Allreduce) return 2 * (n - 1) * hopUs(cross, bytes / n, shape.cpuShare);
-      if (coll == Coll::Allgather || coll == Coll::ReduceScatter) return (n - 1) * hopUs(cross, bytes, shape.cpuShare);
+    case Algo::Ring: {  // 2(n-1) steps of a 1/n block, each as slow as the network hop
+      // Every rank its own CPU node, each step's slice is copied out (or
+      // folded) before it is sent on: the copy adds to the hop (chorus_sim,
+      // 4 x 1 ranks, 8 MiB allgather: 4.9 ms, 2.4x the NIC's alone, and the
+      // ring was taken over the one-shot's 3.7).  With more ranks a node,
+      // the model's every step at the network's price already covers it.
+      const double block = coll == Coll::Allreduce ? bytes / n : bytes;
+      const double copyUs = gatherOnCpuNodes ? block / kCpuCopyBytesPerUs : 0.0;
+      const double stepUs = hopUs(cross, block, shape.cpuShare) + copyUs;
+      if (coll == Coll::Allreduce) return 2 * (n - 1) * stepUs;
+      if (coll == Coll::Allgather || coll == Coll::ReduceScatter) return (n - 1) * stepUs;
       return kNotApplicable;
+    }
     case Algo::Chain: {  // pipelined slices: fill every hop once, then stream at the slowest link
       if (!rooted) return kNotApplicable;
       const double slice = bytes < slot ? bytes : slot;
@@ -397,7 +429,7 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // ranks, 2 MiB broadcast: the tree 390 us against the chain's 988,
       // which a 256 KiB slice's fill had reversed).  Where the NICs are
       // known; the measured constants hold the played layouts'.
-      const double treeSlot = rooted && cpuNics ? hostRootedTreeSliceBytes(shape.nranks) : slot;
+      const double treeSlot = rooted && cpuNics ? hostAllPeerSliceBytes(shape.nranks) : slot;
       const double slice = carried < treeSlot ? carried : treeSlot;
       // A head sends each slice to its two child nodes in turn; where the
       // NICs are known (their bandwidth, not the measured loopback's) that

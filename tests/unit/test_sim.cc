@@ -218,8 +218,11 @@ BOOST_AUTO_TEST_CASE(the_planner_sees_the_layout) {
 // 8 B-512 KiB broadcast, 8 B-8 KiB reduce: the tree or chain taken at
 // 1.1-1.6x), a broadcast tree's stream as two copies a slice where a
 // head on 2 nodes sends it to one (2 x 8, 8 MiB: the chain taken at
-// 1.13x), and a message through shared memory as free (2 x 8, 8 KiB
-// allreduce: the hierarchy's 14 steps in the node taken at 1.25x).
+// 1.13x), a message through shared memory as free (2 x 8, 8 KiB
+// allreduce: the hierarchy's 14 steps in the node taken at 1.25x), and,
+// every rank its own node, the ring's steps without the copy each slice
+// waits for and the one-shot's copies as the NIC's (4 x 1, 32 KiB-32 MiB
+// allgather, 16 x 1 at 32 KiB: the ring taken at 1.1-1.35x).
 BOOST_AUTO_TEST_CASE(the_planner_takes_the_best_where_it_was_flagged) {
   const Machine preset = *findPreset("2socket");
   struct Case {
@@ -232,7 +235,8 @@ BOOST_AUTO_TEST_CASE(the_planner_takes_the_best_where_it_was_flagged) {
                         {16, 1, Coll::Bcast, size_t(2) << 20},      {16, 8, Coll::Allreduce, size_t(8) << 20},
                         {4, 1, Coll::Bcast, 8},                     {4, 1, Coll::Reduce, size_t(8) << 10},
                         {4, 1, Coll::Bcast, size_t(32) << 10},      {2, 8, Coll::Bcast, size_t(8) << 20},
-                        {2, 8, Coll::Allreduce, size_t(8) << 10}};
+                        {2, 8, Coll::Allreduce, size_t(8) << 10},   {4, 1, Coll::Allgather, size_t(8) << 20},
+                        {4, 1, Coll::Allgather, size_t(32) << 10},  {16, 1, Coll::Allgather, size_t(32) << 10}};
   for (const Case &c : cases) {
     Machine cpu = preset;
     cpu.ranksPerNode = c.ranksPerNode;  // as chorus_sim -r sets it
