@@ -385,8 +385,12 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // unsliced: only while all n blocks fit the smallest slice (else the
       // executor runs the ring).  With a core per rank it ties the one-shot
       // at 4 ranks (2 rounds against 1 round of 3 messages), and the
-      // one-shot, first, stays.
-      if ((coll != Coll::Allgather && coll != Coll::ReduceScatter) || n * bytes > double(kSmallFifoSlotBytes))
+      // one-shot, first, stays.  Where the NICs are known, the slice the
+      // executor will cut (the all-peer one) bounds it, not the smallest
+      // (chorus_sim, 4 x 1 ranks, 32 KiB reduce-scatter: halving 28 us,
+      // the ring taken at 32).
+      if (coll != Coll::Allgather && coll != Coll::ReduceScatter) return kNotApplicable;
+      if (n * bytes > (cpuNics ? hostAllPeerSliceBytes(shape.nranks) : double(kSmallFifoSlotBytes)))
         return kNotApplicable;
       return doublingRoundsUs(shape, 0, shm) + 2 * (n - 1) * bytes / cross.bytesPerUs;
     case Algo::Ring: {  // 2(n-1) steps of a 1/n block, each as slow as the network hop

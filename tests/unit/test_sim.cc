@@ -222,7 +222,9 @@ BOOST_AUTO_TEST_CASE(the_planner_sees_the_layout) {
 // allreduce: the hierarchy's 14 steps in the node taken at 1.25x), and,
 // every rank its own node, the ring's steps without the copy each slice
 // waits for and the one-shot's copies as the NIC's (4 x 1, 32 KiB-32 MiB
-// allgather, 16 x 1 at 32 KiB: the ring taken at 1.1-1.35x).
+// allgather, 16 x 1 at 32 KiB: the ring taken at 1.1-1.35x), and recursive
+// halving bounded by the smallest slice, not the one the executor cuts
+// (4 x 1, 32 KiB reduce-scatter: the ring taken at 1.14x).
 BOOST_AUTO_TEST_CASE(the_planner_takes_the_best_where_it_was_flagged) {
   const Machine preset = *findPreset("2socket");
   struct Case {
@@ -236,7 +238,8 @@ BOOST_AUTO_TEST_CASE(the_planner_takes_the_best_where_it_was_flagged) {
                         {4, 1, Coll::Bcast, 8},                     {4, 1, Coll::Reduce, size_t(8) << 10},
                         {4, 1, Coll::Bcast, size_t(32) << 10},      {2, 8, Coll::Bcast, size_t(8) << 20},
                         {2, 8, Coll::Allreduce, size_t(8) << 10},   {4, 1, Coll::Allgather, size_t(8) << 20},
-                        {4, 1, Coll::Allgather, size_t(32) << 10},  {16, 1, Coll::Allgather, size_t(32) << 10}};
+                        {4, 1, Coll::Allgather, size_t(32) << 10},  {16, 1, Coll::Allgather, size_t(32) << 10},
+                        {4, 1, Coll::ReduceScatter, size_t(32) << 10}};
   for (const Case &c : cases) {
     Machine cpu = preset;
     cpu.ranksPerNode = c.ranksPerNode;  // as chorus_sim -r sets it
