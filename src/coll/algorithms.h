@@ -42,6 +42,11 @@ struct PlanShape {
   // (cuda/device_links.h, cudaNetLinksEveryPeer); when not, device buffers
   // are planned without the one-shots and the rooted trees.
   bool kernelsEveryPeer = true;
+  // GPU nodes of their own whose NICs all do RDMA: a node's bandwidth over
+  // all of them, in bytes per microsecond, the slowest node's (0: not
+  // known).  Only the kernels' one-shot across nodes reads it (tuner.cc,
+  // planForKernels): the rest of their plan keeps the measured constants.
+  double kernelsNodeNetBytesPerUs = 0;
 };
 
 // Pick the algorithm for `bytes` (the whole vector for allreduce, reduce and

@@ -511,7 +511,7 @@ constexpr const char *kTreeReason = "latency-bound size: tree depth log2(n) beat
 // have no recursive doubling, and without a link to every remote peer no
 // one-shot and no rooted tree); the size limits, when set, still bound the
 // one-shot and the tree.
-Plan cheapestAcrossNodes(Coll coll, size_t bytes, const PlanShape &shape, bool kernels) {
+Plan cheapestAcrossNodes(Coll coll, size_t bytes, const PlanShape &shape, bool kernels, bool oneShot = true) {
   const bool rooted = coll == Coll::Bcast || coll == Coll::Reduce;
   const Algo ringLike = rooted ? Algo::Chain : Algo::Ring;
   const bool somePeers = kernels && !shape.kernelsEveryPeer;
@@ -527,7 +527,7 @@ Plan cheapestAcrossNodes(Coll coll, size_t bytes, const PlanShape &shape, bool k
   double bestUs = -1;
   for (int i = 0; i < kCandidates; ++i) {
     costs[i] = modelCostUs(coll, candidates[i], bytes, shape, kernels ? Engine::Kernels : Engine::Host);
-    if ((candidates[i] == Algo::Direct && (directCapped || somePeers)) ||
+    if ((candidates[i] == Algo::Direct && (directCapped || somePeers || !oneShot)) ||
         (candidates[i] == Algo::Tree && (treeCapped || (somePeers && rooted))) ||
         (candidates[i] == Algo::RecursiveDoubling && kernels))
       costs[i] = kNotApplicable;
@@ -640,6 +640,13 @@ Plan planForHost(Coll coll, size_t bytes, const PlanShape &shape, bool cpuRanks)
 // the model's latencies, which no GPU has checked yet (perf/RESULTS.md,
 // the scale simulator).  CHORUS_DIRECT_MAX_BYTES overrides it.
 constexpr size_t kKernelsDirectFanInBytes = size_t(1) << 20;
+// Across nodes a GPU's one-shot also queues the node's vectors through its
+// NICs: m (n - m) of them each way, m ranks a node.  chorus_sim puts the
+// crossover with the hierarchy, the tree and the ring where that queue
+// takes 2.6-5.2 us (2 nodes: 8 H100 with 8 NICs of 400 Gb/s, 16-32 KiB;
+// 4 GH200 with 4, 32-64 KiB; 8 A100 with 4 of 200 Gb/s, 8 KiB), where the
+// fan-in rule alone kept it to 64 KiB, 1.1-2.1x slower there.
+constexpr double kKernelsDirectNicQueueUs = 4.0;
 
 Plan planForKernels(Coll coll, size_t bytes, const PlanShape &shape, const Plan &host) {
   const Forced forced = forcedSetting();
@@ -651,9 +658,19 @@ Plan planForKernels(Coll coll, size_t bytes, const PlanShape &shape, const Plan 
   const bool rooted = coll == Coll::Bcast || coll == Coll::Reduce;
   if (somePeers && (host.algo == Algo::Direct || (host.algo == Algo::Tree && rooted)))
     return cheapestAcrossNodes(coll, bytes, shape, true);
-  if (!somePeers && coll != Coll::Alltoall && coll != Coll::Barrier && forced == Forced::None && host.algo != Algo::Local &&
-      n >= 2 && directFits(n) && bytes <= limitFromParam(ParamId::DirectMaxBytes, kKernelsDirectFanInBytes / size_t(n - 1)))
+  // Where the nodes' NICs are known and no limit is set, the NICs' queue
+  // bounds the one-shot across nodes too; past it, not even the host
+  // plan's one-shot.
+  const double m = shape.maxNodeRanks;
+  const bool nicQueueLong = shape.nnodes > 1 && shape.kernelsNodeNetBytesPerUs > 0 &&
+                            paramInt(ParamId::DirectMaxBytes) < 0 && forced == Forced::None &&
+                            m * (n - m) * double(bytes) > kKernelsDirectNicQueueUs * shape.kernelsNodeNetBytesPerUs;
+  if (!somePeers && !nicQueueLong && coll != Coll::Alltoall && coll != Coll::Barrier && forced == Forced::None &&
+      host.algo != Algo::Local && n >= 2 && directFits(n) &&
+      bytes <= limitFromParam(ParamId::DirectMaxBytes, kKernelsDirectFanInBytes / size_t(n - 1)))
     return {Algo::Direct, "device buffers: one-shot while (n - 1) x the vector stays under 1 MiB"};
+  if (nicQueueLong && host.algo == Algo::Direct)
+    return cheapestAcrossNodes(coll, bytes, shape, true, false);
   switch (host.algo) {
     case Algo::Local:
     case Algo::Direct:

@@ -200,26 +200,33 @@ uint64_t fnv1a(const char *text, uint64_t h = 1469598103934665603ull) {
   return h;
 }
 
-// Bit 31 of the low half: the NIC does RDMA (PlanShape::netLatencyUs).
+// Bit 31 of the low half: the NIC does RDMA (PlanShape::netLatencyUs);
+// bit 30: a GPU node, which says only its bandwidth over all its NICs.
 constexpr uint64_t kPackedRdma = uint64_t(1) << 31;
-constexpr uint64_t kPackedLinkMask = kPackedRdma - 1;
+constexpr uint64_t kPackedGpu = uint64_t(1) << 30;
+constexpr uint64_t kPackedLinkMask = kPackedGpu - 1;
 
 // This machine's network as the bootstrap carries it: a node's bandwidth
-// over all its NICs in the high 32 bits, one connection's in the low 31, MB/s
+// over all its NICs in the high 32 bits, one connection's in the low 30, MB/s
 // (bytes per microsecond), and kPackedRdma; 0 when unknown.  A connection through a NIC
 // without RDMA is UCX's tcp, capped at what tcp moved here.  A GPU node
-// says 0: the model's measured constants stay for it until the kernels'
-// path across nodes (the device proxy, transport/ucx/ucx_proxy.h) has a
-// cost model of its own; their plan maps the host's (planForKernels).
+// whose NICs do RDMA says only their sum and kPackedGpu (else 0): the
+// model's measured constants stay for it until the kernels' path across
+// nodes (the device proxy, transport/ucx/ucx_proxy.h) has a cost model of
+// its own; their plan maps the host's (planForKernels), whose one-shot
+// alone reads the sum (PlanShape::kernelsNodeNetBytesPerUs).
 // (chorus_sim, 2 nodes of 8 H100, device buffers staged: with the NICs'
 // 50 GB/s against shared memory's 7 the model took the ring over the
 // hierarchy from 2 MiB, 2-4.7x slower.)
 uint64_t packedNetwork() {
   const MachineNetwork network = topoMachineNetwork();
-  if (network.gpus) return 0;
+  const auto mbs = [](double v, double most) { return uint64_t(std::min(std::max(v, 0.0), most)); };
+  if (network.gpus) {
+    const uint64_t allMBs = mbs(network.allGBs * 1000.0, double(UINT32_MAX));
+    return network.fastestRdma && allMBs > 0 ? allMBs << 32 | kPackedGpu : 0;
+  }
   double link = network.fastestGBs * 1000.0;
   if (!network.fastestRdma) link = std::min(link, kTcpConnectionBytesPerUs);
-  const auto mbs = [](double v, double most) { return uint64_t(std::min(std::max(v, 0.0), most)); };
   const uint64_t linkMBs = mbs(link, double(kPackedLinkMask));
   return mbs(network.allGBs * 1000.0, double(UINT32_MAX)) << 32 | linkMBs |
          (network.fastestRdma && linkMBs > 0 ? kPackedRdma : 0);
@@ -446,7 +453,7 @@ Status bootstrap(Context &ctx) {
   std::unordered_map<uint64_t, int> ranksOnMachine;
   for (int r = 0; r < ctx.nranks; ++r) ++ranksOnMachine[all[kFields * size_t(r) + 1]];
   double cpuShare = 1.0;
-  uint64_t linkMBs = UINT32_MAX, nodeMBs = UINT32_MAX;
+  uint64_t linkMBs = UINT32_MAX, nodeMBs = UINT32_MAX, gpuNodeMBs = UINT32_MAX;
   bool everyNicRdma = true;
   bool settingsDiffer = false;
   for (int r = 0; r < ctx.nranks; ++r) {
@@ -458,9 +465,14 @@ Status bootstrap(Context &ctx) {
     places[size_t(r)] = int64_t(theirs[2]);
     askChecksum += theirs[3] != 0;
     if (theirs[4] > 0) cpuShare = std::max(cpuShare, double(ranksOnMachine[theirs[1]]) / double(theirs[4]));
-    linkMBs = std::min(linkMBs, theirs[6] & kPackedLinkMask);
-    nodeMBs = std::min(nodeMBs, theirs[6] >> 32);
-    everyNicRdma = everyNicRdma && (theirs[6] & kPackedRdma) != 0;
+    // (A GPU node's sum is for the kernels' one-shot only; to the host's
+    // model its network is unknown.)
+    const uint64_t network = theirs[6];
+    const bool gpuNode = (network & kPackedGpu) != 0;
+    linkMBs = std::min(linkMBs, gpuNode ? 0 : network & kPackedLinkMask);
+    nodeMBs = std::min(nodeMBs, gpuNode ? 0 : network >> 32);
+    everyNicRdma = everyNicRdma && !gpuNode && (network & kPackedRdma) != 0;
+    gpuNodeMBs = std::min(gpuNodeMBs, gpuNode ? network >> 32 : 0);
   }
   // Every rank saw the same exchange, so every rank fails here alike,
   // naming the setting (a second exchange, of the values).
@@ -473,8 +485,10 @@ Status bootstrap(Context &ctx) {
   ctx.planShape.cpuShare = cpuShare;
   // Nodes played on one machine talk over its loopback, which the cost
   // model's measured constants describe; so does a node whose NICs are unknown.
-  if (ctx.nnodes > 1 && ranksOnMachine.size() == size_t(ctx.nnodes))
+  if (ctx.nnodes > 1 && ranksOnMachine.size() == size_t(ctx.nnodes)) {
     setKnownNetwork(ctx.planShape, double(linkMBs), double(nodeMBs), everyNicRdma);
+    ctx.planShape.kernelsNodeNetBytesPerUs = double(gpuNodeMBs);
+  }
   if (ctx.nnodes > 1 && ctx.rank == 0 && logEnabled(LogLevel::Info, kSubsysTopo)) {
     std::string text;
     for (int p = 0; p < ctx.nranks && p < 256; ++p)
