@@ -220,6 +220,11 @@ double hopUs(const LinkClass &link, double bytes, double cpuShare = 1.0) {
 // each node also copies the slice out of its FIFO before it forwards it
 // (chorus_sim, 4 x 1 ranks, 32 KiB broadcast: the tree 23 us against the
 // 16.5 of the NICs alone).
+// A CPU rank's hop of `bytes` through shared memory and the copy or fold
+// at its end that the next hop waits for: what chorus_sim's CPU ranks
+// take, each copy at its own core's speed (copyGbPerS, reduceGbPerS).
+double cpuHopBytesUs(double bytes) { return bytes / kShmLink.bytesPerUs + bytes / kCpuCopyBytesPerUs; }
+
 double forwardingNetHopUs(const LinkClass &net, double sentBytes, double slice, double cpuShare, bool cpuNics) {
   return hopUs(net, sentBytes, cpuShare) + (cpuNics ? slice / kShmLink.bytesPerUs : 0.0);
 }
@@ -237,6 +242,17 @@ int treeDepthOver(int nnodes) {
 }
 
 constexpr double kNotApplicable = -1.0;
+
+// The host's slice for the algorithms that reach every peer, and for a
+// rooted tree, whose peers move with the root: the small FIFOs' slot past
+// everyFifoFullFits.
+double hostAllPeerSliceBytes(int nranks) {
+  FifoShape full;
+  full.slotBytes = size_t(paramInt(ParamId::ShmSlotSize)) & ~size_t(kFifoAlign - 1);
+  full.nslots = int(paramInt(ParamId::ShmSlots));
+  if (everyFifoFullFits(nranks, full)) return double(full.slotBytes);
+  return double(std::min(full.slotBytes, kSmallFifoSlotBytes));
+}
 
 // log2(n) rounds of `bytes` each way.  With ranks placed node by node the
 // first rounds pair ranks of one node (partner rank ^ 2^k), which pay
@@ -258,7 +274,7 @@ constexpr double kNotApplicable = -1.0;
 // constants, fitted to loopback, do) put recursive doubling at twice the
 // model's time on 16 nodes x 8 ranks (16 KiB: 119 us against 61), and the
 // tree was taken at 3.2x its time.
-double doublingRoundsUs(const PlanShape &shape, double vectorBytes, const LinkClass &shm) {
+double doublingRoundsUs(const PlanShape &shape, double vectorBytes, const LinkClass &shm, bool cpuNics) {
   const double rounds = log2(double(shape.nranks));
   const double bytes = 2 * vectorBytes;  // sent and received
   const LinkClass net = netLinkOf(shape);
@@ -273,8 +289,15 @@ double doublingRoundsUs(const PlanShape &shape, double vectorBytes, const LinkCl
     return shmRoundsUs + netRounds * hopUs(shared, bytes, shape.cpuShare);
   }
   const double rankShareBytesPerUs = std::min(shape.nodeNetBytesPerUs / shape.maxNodeRanks, net.bytesPerUs);
-  const double netRoundUs = net.latencyUs + net.messageUs * shape.cpuShare +
-                            std::max(vectorBytes / rankShareBytesPerUs, bytes / kShmLink.bytesPerUs);
+  // A CPU rank's side of a round: its copy into the FIFO, its fold of the
+  // partner's vector, and a message and its credit for each all-peer slice
+  // beyond the first (chorus_sim, every rank its own node, 64 KiB-4 MiB: 16 ranks 1.3-1.6x
+  // the model's time in 16 KiB slices, 4 ranks 0.77x in 256 KiB ones).
+  const double slices = vectorBytes > 0 ? std::ceil(vectorBytes / hostAllPeerSliceBytes(shape.nranks)) : 1.0;
+  const double cpuRoundUs = cpuNics ? cpuHopBytesUs(vectorBytes) + 2 * (slices - 1) * net.messageUs * shape.cpuShare
+                                    : bytes / kShmLink.bytesPerUs;
+  const double netRoundUs =
+      net.latencyUs + net.messageUs * shape.cpuShare + std::max(vectorBytes / rankShareBytesPerUs, cpuRoundUs);
   return shmRoundsUs + netRounds * netRoundUs;
 }
 
@@ -302,21 +325,6 @@ int doublingNetRoundsOf(const int *nodeOf, int nranks) {
   return rounds;
 }
 
-namespace {
-
-// The host's slice for the algorithms that reach every peer, and for a
-// rooted tree, whose peers move with the root: the small FIFOs' slot past
-// everyFifoFullFits.
-double hostAllPeerSliceBytes(int nranks) {
-  FifoShape full;
-  full.slotBytes = size_t(paramInt(ParamId::ShmSlotSize)) & ~size_t(kFifoAlign - 1);
-  full.nslots = int(paramInt(ParamId::ShmSlots));
-  if (everyFifoFullFits(nranks, full)) return double(full.slotBytes);
-  return double(std::min(full.slotBytes, kSmallFifoSlotBytes));
-}
-
-}  // namespace
-
 double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape, Engine engine) {
   const double bytes = double(bytesArg), n = shape.nranks, nodes = shape.nnodes, m = shape.maxNodeRanks;
   const LinkClass net = netLinkOf(shape);
@@ -331,11 +339,6 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
   const bool nicsKnown = shape.netLinkBytesPerUs > 0;
   const bool cpuNics = nicsKnown && engine == Engine::Host;
   const LinkClass shm = shmLinkOf(cpuNics);
-  // An allgather or reduce-scatter across CPU nodes of one rank each, whose
-  // copies the terms below add (the allreduce's tree, taken where they
-  // raised its ring, runs far slower than its model at large sizes).
-  const bool gatherOnCpuNodes =
-      cpuNics && shape.nnodes > 1 && m == 1 && (coll == Coll::Allgather || coll == Coll::ReduceScatter);
   switch (algo) {
     case Algo::Direct: {  // one message to (or from) every peer: one latency, but
       // the rank writes every peer's copy and then copies every peer's out,
@@ -359,19 +362,20 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       }
       const double nicQueueUs =
           shape.nnodes > 1 && shape.nodeNetBytesPerUs > 0 ? m * (n - m) * bytes / shape.nodeNetBytesPerUs : 0.0;
-      if (gatherOnCpuNodes && coll == Coll::Allgather) {
+      if (cpuNics && shape.nnodes > 1 && m == 1 && coll == Coll::Allgather) {
         // Every rank its own CPU node: the vectors go in the all-peer
-        // slices (16 KiB past 8 ranks), a message each to every peer, and
-        // the rank copies out each peer's while its NIC's queue drains: the
-        // slower of the two (chorus_sim, 4 x 1 ranks, 8 MiB allgather: the
-        // one-shot 3.7 ms against the ring's 4.9, where the copies charged
-        // as the NIC's put it at 6.0; 16 x 1: 29.7 ms, 15 messages a slice).
+        // slices (16 KiB past 8 ranks), a message each to every peer, its
+        // NIC's queue drains and the rank copies out each peer's: one after
+        // the other (chorus_sim, 4 x 1 ranks, 8 MiB allgather: the one-shot
+        // 3.7 ms against the ring's 4.9, modelled 4.0; 16 x 1: 29.7 ms, 15
+        // messages a slice, modelled 34.4 against the ring's 27.0, where
+        // the slower of the two alone gave 24.4 and the one-shot was taken).
         // (A reduce-scatter's one-shot folds each block after it came, not
         // beside its NIC: 4 x 1, 8 MiB, 5.7 ms, as the model had it.)
         const double slice = std::min(bytes, hostAllPeerSliceBytes(shape.nranks));
         const double slices = slice > 0 ? std::ceil(bytes / slice) : 1.0;
         const double cpuUs = slices * (n - 1) * net.messageUs * shape.cpuShare + (n - 1) * bytes / kCpuCopyBytesPerUs;
-        return net.latencyUs + std::max(cpuUs, nicQueueUs) + slice / net.bytesPerUs;
+        return net.latencyUs + cpuUs + nicQueueUs + slice / net.bytesPerUs;
       }
       return cross.latencyUs + (n - 1) * cross.messageUs * shape.cpuShare + 2 * (n - 1) * bytes / cross.bytesPerUs +
              nicQueueUs;
@@ -379,7 +383,7 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
     case Algo::RecursiveDoubling:  // log2(n) rounds, each one message each way
       // (At 2 ranks it is the one-shot's exchange: the one-shot stands.)
       if (shape.nranks < 4 || !isPowerOfTwo(shape.nranks)) return kNotApplicable;
-      if (coll == Coll::Allreduce) return doublingRoundsUs(shape, bytes, shm);  // the whole vector
+      if (coll == Coll::Allreduce) return doublingRoundsUs(shape, bytes, shm, cpuNics);  // the whole vector
       // Allgather and reduce-scatter (recursive halving): 1, 2, 4... blocks
       // per round, n - 1 sent and n - 1 received in all, as the one-shot,
       // unsliced: only while all n blocks fit the smallest slice (else the
@@ -392,16 +396,26 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       if (coll != Coll::Allgather && coll != Coll::ReduceScatter) return kNotApplicable;
       if (n * bytes > (cpuNics ? hostAllPeerSliceBytes(shape.nranks) : double(kSmallFifoSlotBytes)))
         return kNotApplicable;
-      return doublingRoundsUs(shape, 0, shm) + 2 * (n - 1) * bytes / cross.bytesPerUs;
+      return doublingRoundsUs(shape, 0, shm, cpuNics) + 2 * (n - 1) * bytes / cross.bytesPerUs;
     case Algo::Ring: {  // 2(n-1) steps of a 1/n block, each as slow as the network hop
-      // Every rank its own CPU node, each step's slice is copied out (or
-      // folded) before it is sent on: the copy adds to the hop (chorus_sim,
-      // 4 x 1 ranks, 8 MiB allgather: 4.9 ms, 2.4x the NIC's alone, and the
-      // ring was taken over the one-shot's 3.7).  With more ranks a node,
-      // the model's every step at the network's price already covers it.
+      // On CPU nodes whose NICs are known, a rank's step is its copy into
+      // the next one's FIFO and its copy (or fold) out of its own, and the
+      // NIC streams beside them: the slower of the two (chorus_sim, 2 x 8
+      // and 16 x 8 ranks, 16-64 MiB allreduce: 2.0-2.6x the NIC's time
+      // alone, at 4.7 GB/s a rank; every rank its own node, 8 MiB
+      // allgather: 4.9 ms, and the ring was taken over the one-shot's 3.7).
+      // There a step's latency is that of the hop it waits on: a block
+      // goes once round the ring in n - 1 steps, over each node's one
+      // network hop and its m - 1 in shared memory (chorus_sim, 16 x 8
+      // ranks, 8 B-1 MiB: 0.4-0.63x the model's time where every step paid
+      // the network's; now 1.3x it at small sizes, where the ring is never
+      // the choice, and 0.98-1.06x from 256 KiB).
       const double block = coll == Coll::Allreduce ? bytes / n : bytes;
-      const double copyUs = gatherOnCpuNodes ? block / kCpuCopyBytesPerUs : 0.0;
-      const double stepUs = hopUs(cross, block, shape.cpuShare) + copyUs;
+      const double netShare = nodes > 1 ? nodes / n : 0.0;
+      const double stepUs =
+          cpuNics ? netShare * hopUs(cross, 0, shape.cpuShare) + (1 - netShare) * hopUs(shm, 0, shape.cpuShare) +
+                        std::max(block / cross.bytesPerUs, cpuHopBytesUs(block))
+                  : hopUs(cross, block, shape.cpuShare);
       if (coll == Coll::Allreduce) return 2 * (n - 1) * stepUs;
       if (coll == Coll::Allgather || coll == Coll::ReduceScatter) return (n - 1) * stepUs;
       return kNotApplicable;
@@ -474,6 +488,17 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // fill each way).  Where the NICs are known; the measured constants
       // already hold the played layouts' waits.
       const double fills = coll != Coll::Allreduce ? 1.0 : nicsKnown ? 3.0 : 2.0;
+      if (coll == Coll::Allreduce && cpuNics) {
+        // Each slice comes down both trees before the next goes up
+        // (allreduce_tree.h): slice after slice a round trip, each hop in
+        // the node a CPU rank's two copies, not a stream (chorus_sim, 2 x 8
+        // ranks, 16 MiB: 34.7 ms, 7.7x what a stream at shared memory's
+        // speed gave; now 0.75x the model's, and 0.7-1.2x it from 4 x 1 to
+        // 2 x 64 ranks at every size).
+        const double cpuFill = netHops * netHopUs + shmHops * (hopUs(shm, 0, shape.cpuShare) + cpuHopBytesUs(slice));
+        const double roundTrips = slice > 0 ? std::ceil(carried / slice) : 1.0;
+        return roundTrips * fills * cpuFill;
+      }
       return fills * fill + stream;
     }
     case Algo::Hierarchical:  // rings in the node around a ring among the nodes
@@ -493,8 +518,13 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
         LinkClass rails = net;
         if (cpuNics && shape.nodeNetBytesPerUs > 0)
           rails.bytesPerUs = std::min(net.bytesPerUs, shape.nodeNetBytesPerUs / m);
-        return 2 * shmHops * hopUs(shm, bytes / m, shape.cpuShare) +
-               2 * (nodes - 1) * hopUs(rails, bytes / (m * nodes), shape.cpuShare);
+        // Each of the rings' steps in the node is a CPU rank's two copies
+        // (into the FIFO, out of it or folded) where the NICs are known, as
+        // the ring's (chorus_sim, 2 x 8 ranks, 16-64 MiB: 1.39x the model's
+        // time with shared memory's one copy a step, 1.0x with both).
+        const double shmStepUs = cpuNics ? hopUs(shm, 0, shape.cpuShare) + cpuHopBytesUs(bytes / m)
+                                         : hopUs(shm, bytes / m, shape.cpuShare);
+        return 2 * shmHops * shmStepUs + 2 * (nodes - 1) * hopUs(rails, bytes / (m * nodes), shape.cpuShare);
       }
     default:
       return kNotApplicable;
