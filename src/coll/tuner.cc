@@ -377,6 +377,22 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
         const double cpuUs = slices * (n - 1) * net.messageUs * shape.cpuShare + (n - 1) * bytes / kCpuCopyBytesPerUs;
         return net.latencyUs + cpuUs + nicQueueUs + slice / net.bytesPerUs;
       }
+      if (cpuNics && shape.nnodes > 1 && (coll == Coll::Allgather || coll == Coll::ReduceScatter)) {
+        // A rank pays each message's end at its link's price (shared
+        // memory's for its node's m - 1 peers), a message for each all-peer
+        // slice (16 KiB ones past 8 ranks); its node's NIC queue and its
+        // copies come one after the other, and with more ranks a node the
+        // messages' ends run while they drain (chorus_sim, 2 x 8, 512 B-8 KiB
+        // allgather: 21-62 us, modelled 20-62, where every message and copy
+        // at the network's price gave 36-94 and the ring was taken at 2
+        // KiB; 4 x 2, 32 KiB-2 MiB: 69-4,027, modelled 69-4,280, where
+        // the slower of the queue and the copies alone took the one-shot
+        // over the ring, 1.1-1.4x slower).
+        const double slices = bytes > 0 ? std::ceil(bytes / hostAllPeerSliceBytes(shape.nranks)) : 1.0;
+        const double endsUs = slices * ((n - m) * net.messageUs + (m - 1) * shm.messageUs) * shape.cpuShare;
+        const double queuedUs = nicQueueUs + 2 * (n - 1) * bytes / kCpuCopyBytesPerUs;
+        return net.latencyUs + (m > 1 ? std::max(endsUs, queuedUs) : endsUs + queuedUs) + bytes / net.bytesPerUs;
+      }
       return cross.latencyUs + (n - 1) * cross.messageUs * shape.cpuShare + 2 * (n - 1) * bytes / cross.bytesPerUs +
              nicQueueUs;
     }
@@ -404,17 +420,22 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // and 16 x 8 ranks, 16-64 MiB allreduce: 2.0-2.6x the NIC's time
       // alone, at 4.7 GB/s a rank; every rank its own node, 8 MiB
       // allgather: 4.9 ms, and the ring was taken over the one-shot's 3.7).
-      // There a step's latency is that of the hop it waits on: a block
-      // goes once round the ring in n - 1 steps, over each node's one
-      // network hop and its m - 1 in shared memory (chorus_sim, 16 x 8
-      // ranks, 8 B-1 MiB: 0.4-0.63x the model's time where every step paid
-      // the network's; now 1.3x it at small sizes, where the ring is never
-      // the choice, and 0.98-1.06x from 256 KiB).
+      // There a step's latency is that of the hops a block crosses going
+      // round (each node's one network hop, its m - 1 in shared memory),
+      // unless the network hop's credits hold it back: a FIFO's few slots
+      // come back a network round trip after they were sent, and every
+      // rank moves at the pace of the one that waits for them (chorus_sim,
+      // 8 B on 2 x 64, 16 x 8 and 16 x 64 ranks: 1.58 us a step, 0.4x the
+      // model's time where every step paid the network's).
       const double block = coll == Coll::Allreduce ? bytes / n : bytes;
       const double netShare = nodes > 1 ? nodes / n : 0.0;
+      const double crossedUs = netShare * hopUs(cross, 0, shape.cpuShare) + (1 - netShare) * hopUs(shm, 0, shape.cpuShare);
+      const double creditLoopUs =
+          nodes > 1 ? (2 * cross.latencyUs + (cross.messageUs + shm.messageUs) * shape.cpuShare) /
+                          double(paramInt(ParamId::ShmSlots))
+                    : 0.0;
       const double stepUs =
-          cpuNics ? netShare * hopUs(cross, 0, shape.cpuShare) + (1 - netShare) * hopUs(shm, 0, shape.cpuShare) +
-                        std::max(block / cross.bytesPerUs, cpuHopBytesUs(block))
+          cpuNics ? std::max(creditLoopUs, crossedUs + std::max(block / cross.bytesPerUs, cpuHopBytesUs(block)))
                   : hopUs(cross, block, shape.cpuShare);
       if (coll == Coll::Allreduce) return 2 * (n - 1) * stepUs;
       if (coll == Coll::Allgather || coll == Coll::ReduceScatter) return (n - 1) * stepUs;
