@@ -216,15 +216,15 @@ double hopUs(const LinkClass &link, double bytes, double cpuShare = 1.0) {
   return link.latencyUs + link.messageUs * cpuShare + link.crowdedUs * (cpuShare - 1) + bytes / link.bytesPerUs;
 }
 
-// A network hop of a chain or a tree: on CPU ranks whose NICs are known
-// each node also copies the slice out of its FIFO before it forwards it
-// (chorus_sim, 4 x 1 ranks, 32 KiB broadcast: the tree 23 us against the
-// 16.5 of the NICs alone).
 // A CPU rank's hop of `bytes` through shared memory and the copy or fold
 // at its end that the next hop waits for: what chorus_sim's CPU ranks
 // take, each copy at its own core's speed (copyGbPerS, reduceGbPerS).
 double cpuHopBytesUs(double bytes) { return bytes / kShmLink.bytesPerUs + bytes / kCpuCopyBytesPerUs; }
 
+// A network hop of a chain or a tree: on CPU ranks whose NICs are known
+// each node also copies the slice out of its FIFO before it forwards it
+// (chorus_sim, 4 x 1 ranks, 32 KiB broadcast: the tree 23 us against the
+// 16.5 of the NICs alone).
 double forwardingNetHopUs(const LinkClass &net, double sentBytes, double slice, double cpuShare, bool cpuNics) {
   return hopUs(net, sentBytes, cpuShare) + (cpuNics ? slice / kShmLink.bytesPerUs : 0.0);
 }
@@ -291,8 +291,9 @@ double doublingRoundsUs(const PlanShape &shape, double vectorBytes, const LinkCl
   const double rankShareBytesPerUs = std::min(shape.nodeNetBytesPerUs / shape.maxNodeRanks, net.bytesPerUs);
   // A CPU rank's side of a round: its copy into the FIFO, its fold of the
   // partner's vector, and a message and its credit for each all-peer slice
-  // beyond the first (chorus_sim, every rank its own node, 64 KiB-4 MiB: 16 ranks 1.3-1.6x
-  // the model's time in 16 KiB slices, 4 ranks 0.77x in 256 KiB ones).
+  // beyond the first (chorus_sim, every rank its own node, 64 KiB-4 MiB:
+  // 16 ranks 1.3-1.6x the model's time in 16 KiB slices, 4 ranks 0.77x in
+  // 256 KiB ones).
   const double slices = vectorBytes > 0 ? std::ceil(vectorBytes / hostAllPeerSliceBytes(shape.nranks)) : 1.0;
   const double cpuRoundUs = cpuNics ? cpuHopBytesUs(vectorBytes) + 2 * (slices - 1) * net.messageUs * shape.cpuShare
                                     : bytes / kShmLink.bytesPerUs;
@@ -382,12 +383,12 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
         // memory's for its node's m - 1 peers), a message for each all-peer
         // slice (16 KiB ones past 8 ranks); its node's NIC queue and its
         // copies come one after the other, and with more ranks a node the
-        // messages' ends run while they drain (chorus_sim, 2 x 8, 512 B-8 KiB
-        // allgather: 21-62 us, modelled 20-62, where every message and copy
-        // at the network's price gave 36-94 and the ring was taken at 2
-        // KiB; 4 x 2, 32 KiB-2 MiB: 69-4,027, modelled 69-4,280, where
-        // the slower of the queue and the copies alone took the one-shot
-        // over the ring, 1.1-1.4x slower).
+        // messages' ends run while they drain (chorus_sim, 2 x 8 ranks,
+        // 512 B-8 KiB allgather: 21-62 us, modelled 20-62, where every
+        // message and copy at the network's price gave 36-94 and the ring
+        // was taken at 2 KiB; 4 x 2, 32 KiB-2 MiB: 69-4,027, modelled
+        // 69-4,280, where the slower of the queue and the copies alone
+        // took the one-shot over the ring, 1.1-1.4x slower).
         const double slices = bytes > 0 ? std::ceil(bytes / hostAllPeerSliceBytes(shape.nranks)) : 1.0;
         const double endsUs = slices * ((n - m) * net.messageUs + (m - 1) * shm.messageUs) * shape.cpuShare;
         const double queuedUs = nicQueueUs + 2 * (n - 1) * bytes / kCpuCopyBytesPerUs;
@@ -429,7 +430,8 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // model's time where every step paid the network's).
       const double block = coll == Coll::Allreduce ? bytes / n : bytes;
       const double netShare = nodes > 1 ? nodes / n : 0.0;
-      const double crossedUs = netShare * hopUs(cross, 0, shape.cpuShare) + (1 - netShare) * hopUs(shm, 0, shape.cpuShare);
+      const double crossedUs =
+          netShare * hopUs(cross, 0, shape.cpuShare) + (1 - netShare) * hopUs(shm, 0, shape.cpuShare);
       const double creditLoopUs =
           nodes > 1 ? (2 * cross.latencyUs + (cross.messageUs + shm.messageUs) * shape.cpuShare) /
                           double(paramInt(ParamId::ShmSlots))
