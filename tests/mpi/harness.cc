@@ -94,15 +94,19 @@ size_t slotBytes() {
 
 std::vector<size_t> smallCounts() { return {0, 1, 2, 3, 7, 13, 31, 127, 1021, 4093}; }
 
-std::vector<size_t> boundaryCounts(const TypeDesc &t, int nranks) {
+std::vector<size_t> boundaryCounts(Coll coll, const TypeDesc &t, int nranks) {
   const size_t slot = slotBytes() / t.size;
   const size_t all = slot * static_cast<size_t>(nranks);
   // Messages up to kInlineMaxBytes travel inline (transport/fifo.h): whole
   // vectors (one-shot) and per-rank chunks (ring) on either side of it.
   const size_t inl = chorus::kInlineMaxBytes / t.size;
   const size_t inlAll = inl * static_cast<size_t>(nranks);
-  std::vector<size_t> c = {inl,     inl + 1, inlAll - 1, inlAll + 1, slot - 1, slot, slot + 1,
-                           all - 1, all + 1, (size_t{1} << 20) / t.size};
+  std::vector<size_t> c = {inl, inl + 1, inlAll - 1, inlAll + 1, slot - 1, slot, slot + 1, (size_t{1} << 20) / t.size};
+  // A vector of nranks slots gives each ring chunk one slot.  A block
+  // collective's count is already one rank's chunk (slot +- 1 above), so
+  // there the same count would be nranks^2 slots a rank: 21 MB buffers at
+  // 9 ranks, most of a run's time in page faults and copies, no boundary.
+  if (!isBlockColl(coll)) c.insert(c.end(), {all - 1, all + 1});
   std::sort(c.begin(), c.end());
   c.erase(std::unique(c.begin(), c.end()), c.end());
   return c;

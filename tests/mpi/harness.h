@@ -76,6 +76,10 @@ bool opValidFor(const OpDesc &op, const TypeDesc &t);
 
 enum class Coll { Allreduce, Reduce, Bcast, Allgather, ReduceScatterBlock, Alltoall };
 const char *collName(Coll c);
+// Allgather, reduce-scatter-block, alltoall: `count` is one rank's block.
+inline bool isBlockColl(Coll c) {
+  return c == Coll::Allgather || c == Coll::ReduceScatterBlock || c == Coll::Alltoall;
+}
 inline bool isReduction(Coll c) {
   return c == Coll::Allreduce || c == Coll::Reduce || c == Coll::ReduceScatterBlock;
 }
@@ -86,10 +90,11 @@ const char *algoName();
 size_t slotBytes();
 
 // Element counts for a type: the fixed small list, and counts straddling one
-// FIFO slot and nranks slots plus 1 MiB.  `count` means the whole buffer for
-// allreduce/reduce/bcast and one rank's block for the others.
+// FIFO slot and (allreduce/reduce/bcast) nranks slots, plus 1 MiB.  `count`
+// means the whole buffer for allreduce/reduce/bcast and one rank's block for
+// the others.
 std::vector<size_t> smallCounts();
-std::vector<size_t> boundaryCounts(const TypeDesc &t, int nranks);
+std::vector<size_t> boundaryCounts(Coll coll, const TypeDesc &t, int nranks);
 
 struct Case {
   Coll coll;

@@ -22,7 +22,8 @@ namespace {
 //  1. every valid (type, op) pair once, count, in-place and root rotating;
 //  2. every small count for one pair per element size (in-place and root
 //     rotating);
-//  3. counts straddling one and nranks FIFO slots, and 1 MiB, for a few pairs;
+//  3. counts straddling one and (whole-vector collectives) nranks FIFO slots,
+//     and 1 MiB, for a few pairs;
 //  4. one 64 MiB float case (CHORUS_TEST_HUGE_MB changes the size, 0 skips).
 // C types that alias a fixed-width one (MPI_INT, MPI_LONG...) get SUM (size
 // mapping) and MIN (signedness) only.  Every other predefined type (pairs,
@@ -95,7 +96,7 @@ void fullMatrix(Coll coll) {
     for (size_t count : smallCounts()) run(t, op, count, inPlaces[(k / 3) % inPlaces.size()]);
   };
   auto tier3 = [&](const TypeDesc &t, const OpDesc *op) {
-    for (size_t count : boundaryCounts(t, n)) run(t, op, count, inPlaces[k % inPlaces.size()]);
+    for (size_t count : boundaryCounts(coll, t, n)) run(t, op, count, inPlaces[k % inPlaces.size()]);
   };
 
   if (isReduction(coll)) {
@@ -116,7 +117,7 @@ void fullMatrix(Coll coll) {
   if (huge == 0) return;
   const double t1 = now();
   const TypeDesc &f = typeByName("MPI_FLOAT");
-  const bool blocks = coll == Coll::Allgather || coll == Coll::Alltoall || coll == Coll::ReduceScatterBlock;
+  const bool blocks = isBlockColl(coll);
   const size_t count = huge / f.size / (blocks ? static_cast<size_t>(n) : 1);
   ck.run({coll, &f, isReduction(coll) ? &opByName("MPI_SUM") : nullptr, count, false, n - 1, true});
   printTime(ck, "  + huge", t1);
