@@ -254,6 +254,11 @@ double hostAllPeerSliceBytes(int nranks) {
   return double(std::min(full.slotBytes, kSmallFifoSlotBytes));
 }
 
+// How many all-peer slices carry `bytes` (one for an empty vector).
+double allPeerSlicesOf(double bytes, int nranks) {
+  return bytes > 0 ? std::ceil(bytes / hostAllPeerSliceBytes(nranks)) : 1.0;
+}
+
 // log2(n) rounds of `bytes` each way.  With ranks placed node by node the
 // first rounds pair ranks of one node (partner rank ^ 2^k), which pay
 // shared memory's price, not the network's: chorus_sim, 2 nodes of 8 ranks
@@ -294,9 +299,10 @@ double doublingRoundsUs(const PlanShape &shape, double vectorBytes, const LinkCl
   // beyond the first (chorus_sim, every rank its own node, 64 KiB-4 MiB:
   // 16 ranks 1.3-1.6x the model's time in 16 KiB slices, 4 ranks 0.77x in
   // 256 KiB ones).
-  const double slices = vectorBytes > 0 ? std::ceil(vectorBytes / hostAllPeerSliceBytes(shape.nranks)) : 1.0;
-  const double cpuRoundUs = cpuNics ? cpuHopBytesUs(vectorBytes) + 2 * (slices - 1) * net.messageUs * shape.cpuShare
-                                    : bytes / kShmLink.bytesPerUs;
+  const double cpuRoundUs =
+      cpuNics ? cpuHopBytesUs(vectorBytes) +
+                    2 * (allPeerSlicesOf(vectorBytes, shape.nranks) - 1) * net.messageUs * shape.cpuShare
+              : bytes / kShmLink.bytesPerUs;
   const double netRoundUs =
       net.latencyUs + net.messageUs * shape.cpuShare + std::max(vectorBytes / rankShareBytesPerUs, cpuRoundUs);
   return shmRoundsUs + netRounds * netRoundUs;
@@ -374,7 +380,7 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
         // (A reduce-scatter's one-shot folds each block after it came, not
         // beside its NIC: 4 x 1, 8 MiB, 5.7 ms, as the model had it.)
         const double slice = std::min(bytes, hostAllPeerSliceBytes(shape.nranks));
-        const double slices = slice > 0 ? std::ceil(bytes / slice) : 1.0;
+        const double slices = allPeerSlicesOf(bytes, shape.nranks);
         const double cpuUs = slices * (n - 1) * net.messageUs * shape.cpuShare + (n - 1) * bytes / kCpuCopyBytesPerUs;
         return net.latencyUs + cpuUs + nicQueueUs + slice / net.bytesPerUs;
       }
@@ -389,7 +395,7 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
         // was taken at 2 KiB; 4 x 2, 32 KiB-2 MiB: 69-4,027, modelled
         // 69-4,280, where the slower of the queue and the copies alone
         // took the one-shot over the ring, 1.1-1.4x slower).
-        const double slices = bytes > 0 ? std::ceil(bytes / hostAllPeerSliceBytes(shape.nranks)) : 1.0;
+        const double slices = allPeerSlicesOf(bytes, shape.nranks);
         const double endsUs = slices * ((n - m) * net.messageUs + (m - 1) * shm.messageUs) * shape.cpuShare;
         const double queuedUs = nicQueueUs + 2 * (n - 1) * bytes / kCpuCopyBytesPerUs;
         return net.latencyUs + (m > 1 ? std::max(endsUs, queuedUs) : endsUs + queuedUs) + bytes / net.bytesPerUs;
@@ -478,6 +484,24 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // tree 161 us against the ring's 62, which one copy a hop reversed).
       const double fanOut = nicsKnown ? 2.0 : 1.0;
       const double netHopUs = forwardingNetHopUs(net, fanOut * slice, slice, shape.cpuShare, cpuNics);
+      // An allreduce's slice goes up both trees, then down both; a rank
+      // takes the two halves' ways down in turn, so the second tree's waits
+      // at each rank for the first's: about half a fill more (chorus_sim,
+      // 16 nodes x 1 to 8 ranks, 16 B: 58-76 us against the 40-47 of one
+      // fill each way).  Where the NICs are known; the measured constants
+      // already hold the played layouts' waits.
+      const double fills = coll != Coll::Allreduce ? 1.0 : nicsKnown ? 3.0 : 2.0;
+      if (coll == Coll::Allreduce && cpuNics) {
+        // Each slice comes down both trees before the next goes up
+        // (allreduce_tree.h): slice after slice a round trip, each hop in
+        // the node a CPU rank's two copies, not a stream (chorus_sim, 2 x 8
+        // ranks, 16 MiB: 34.7 ms, 7.7x what a stream at shared memory's
+        // speed gave; now 0.75x the model's, and 0.7-1.2x it from 4 x 1 to
+        // 2 x 64 ranks at every size).
+        const double cpuFill = netHops * netHopUs + shmHops * (hopUs(shm, 0, shape.cpuShare) + cpuHopBytesUs(slice));
+        const double roundTrips = slice > 0 ? std::ceil(carried / slice) : 1.0;
+        return roundTrips * fills * cpuFill;
+      }
       const double fill = netHops * netHopUs + shmHops * hopUs(shm, slice, shape.cpuShare);
       // Streaming, a head sends each slice to two nodes; an allreduce's
       // tree also turns every slice around at the root, which the ring
@@ -504,24 +528,6 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
                            (std::max(childNodes * slice / net.bytesPerUs, slice / kShmLink.bytesPerUs) +
                             childNodes * net.messageUs / 2)
                      : streamCopies * (carried - slice) / std::min(net.bytesPerUs, kShmLink.bytesPerUs);
-      // An allreduce's slice goes up both trees, then down both; a rank
-      // takes the two halves' ways down in turn, so the second tree's waits
-      // at each rank for the first's: about half a fill more (chorus_sim,
-      // 16 nodes x 1 to 8 ranks, 16 B: 58-76 us against the 40-47 of one
-      // fill each way).  Where the NICs are known; the measured constants
-      // already hold the played layouts' waits.
-      const double fills = coll != Coll::Allreduce ? 1.0 : nicsKnown ? 3.0 : 2.0;
-      if (coll == Coll::Allreduce && cpuNics) {
-        // Each slice comes down both trees before the next goes up
-        // (allreduce_tree.h): slice after slice a round trip, each hop in
-        // the node a CPU rank's two copies, not a stream (chorus_sim, 2 x 8
-        // ranks, 16 MiB: 34.7 ms, 7.7x what a stream at shared memory's
-        // speed gave; now 0.75x the model's, and 0.7-1.2x it from 4 x 1 to
-        // 2 x 64 ranks at every size).
-        const double cpuFill = netHops * netHopUs + shmHops * (hopUs(shm, 0, shape.cpuShare) + cpuHopBytesUs(slice));
-        const double roundTrips = slice > 0 ? std::ceil(carried / slice) : 1.0;
-        return roundTrips * fills * cpuFill;
-      }
       return fills * fill + stream;
     }
     case Algo::Hierarchical:  // rings in the node around a ring among the nodes
