@@ -3,7 +3,7 @@
 # 16 channels), on 2 ranks: one case of each collective sized to fill every
 # channel (test_gpu --geometry), checked against the reference, on both
 # protocols.  On the CPU emulation, whose own geometry is 32 x 4,
-# CHORUS_EMU_GEOMETRY=shipping asks for it (8192 host threads a rank);
+# CHORUS_EMU_GEOMETRY=shipping asks for it (8192 device threads a rank);
 # on a GPU it is the geometry anyway.  Passes when every case matched and
 # each collective's trace line says it ran on 16 channels of 512 threads.
 out=$(CHORUS_EMU_GEOMETRY=shipping CHORUS_DEBUG=TRACE CHORUS_DEBUG_SUBSYS=CUDA CHORUS_TEST_PROTOS="simple ll" \

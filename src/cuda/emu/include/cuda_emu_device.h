@@ -1,6 +1,6 @@
 // The device language of CUDA as Chorus's kernels use it, for g++: a kernel
-// is a plain function, each of its threads a host thread (block.cc runs a
-// block's threads together so that __syncthreads is a real barrier).
+// is a plain function, each of its threads a fiber on its block's host
+// thread (block.cc switches them at __syncthreads and the clock).
 //
 // Per-thread state (threadIdx, the block's shared memory...) lives in an
 // inline thread_local of *this header*, set by the launch closure below,
@@ -48,6 +48,18 @@ struct ThreadCoords {
 
 inline thread_local ThreadCoords tDevice;
 inline thread_local size_t tSharedUsed;  // bytes of the block's shared memory handed out so far
+
+// A block's threads are fibers on one host thread (block.cc), switched
+// only inside the barriers and the clock: each call that may switch keeps
+// the calling thread's locals above on its own stack and puts them back.
+struct FiberLocals {
+  ThreadCoords device = tDevice;
+  size_t sharedUsed = tSharedUsed;
+  ~FiberLocals() {
+    tDevice = device;
+    tSharedUsed = sharedUsed;
+  }
+};
 
 // block.cc, exported by libchorus_cudaemu.
 void blockBarrier(BlockState *block);
@@ -120,8 +132,12 @@ inline void checkAligned(const void *p, size_t width, const char *what) {
 #define blockDim (::chorus_emu::tDevice.blockSize)
 #define gridDim (::chorus_emu::tDevice.gridSize)
 
-inline void __syncthreads() { ::chorus_emu::blockBarrier(::chorus_emu::tDevice.block); }
+inline void __syncthreads() {
+  ::chorus_emu::FiberLocals keep;
+  ::chorus_emu::blockBarrier(::chorus_emu::tDevice.block);
+}
 inline int __syncthreads_or(int predicate) {
+  ::chorus_emu::FiberLocals keep;
   return ::chorus_emu::blockBarrierOr(::chorus_emu::tDevice.block, predicate);
 }
 
@@ -135,7 +151,10 @@ inline void __threadfence_system() { std::atomic_thread_fence(std::memory_order_
 // spin-wait of the kernels reads the clock now and then: that is where a
 // device thread that has run for 20 us yields its core to the others
 // (threads outnumber cores; block.cc says why 20).
-inline long long clock64() { return ::chorus_emu::deviceClock(); }
+inline long long clock64() {
+  ::chorus_emu::FiberLocals keep;
+  return ::chorus_emu::deviceClock();
+}
 
 // The scoped memory operations of src/cuda/device_lang.h, as C++ atomics
 // (x86 makes every one of them cheap; what they prove here is that the
@@ -169,7 +188,10 @@ inline void chorusStoreReleaseSys(uint64_t *p, uint64_t v) {
   __atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 inline void chorusFenceAcqRelSys() { std::atomic_thread_fence(std::memory_order_acq_rel); }
-inline uint64_t chorusGlobalTimerNs() { return uint64_t(::chorus_emu::deviceClock()); }
+inline uint64_t chorusGlobalTimerNs() {
+  ::chorus_emu::FiberLocals keep;
+  return uint64_t(::chorus_emu::deviceClock());
+}
 
 // "Cache volatile": a load the compiler may not cache or merge.
 inline unsigned int __ldcv(const unsigned int *p) {
