@@ -56,7 +56,10 @@ if [ -f _build/src/libchorus.la ]; then bash scripts/check-install.sh _build; fi
 # The GPU tier once more, on the CPU emulation of CUDA (src/cuda/emu): the
 # kernels' own source runs, at np 1, 2 and 4, two ranks per emulated device,
 # Simple and LL protocols, and a stalled peer (17 minutes on 2 cores in the
-# CI of 2026-12-06, build included: 4 to build, the rest to run).
+# CI of 2026-12-06, build included: 4 to build, the rest to run; a block's
+# threads then became fibers on one host thread, src/cuda/emu/README.md,
+# and the tier's tests took 5 minutes on this machine, 6.5 with the ops the
+# minutes had cut put back).
 # There every rank sees a (emulated) GPU, so the interposer agrees on its
 # routing per call: three of its tests run that path too (a few seconds).
 # CHORUS_TEST_EMULATION=0 leaves it out.  This build and the sanitizer

@@ -7,9 +7,6 @@
 #
 #   run-gpu.sh NP [PROGRAM [ARGS...]]
 #   CHORUS_TEST_PROTOS="simple ll auto" (default; auto interleaves both by size) lists the protocols to run.
-#   CHORUS_TEST_NARROW=1: the protocols other than Simple run the sum and the
-#   pair types' ops only, their large case at 2 MiB (np4.sh on the emulation),
-#   unless CHORUS_TEST_OPS / CHORUS_TEST_LARGE_BYTES say otherwise.
 set -u
 np=$1
 prog=${2:-test_gpu}
@@ -43,12 +40,8 @@ if [ -n "${CHORUS_TEST_LAYOUT:-}" ]; then
 fi
 status=0
 for proto in ${CHORUS_TEST_PROTOS:-simple ll auto}; do
-  narrow=
-  if [ -n "${CHORUS_TEST_NARROW:-}" ] && [ "$proto" != simple ]; then
-    narrow="CHORUS_TEST_OPS=${CHORUS_TEST_OPS:-sum,minloc,maxloc} CHORUS_TEST_LARGE_BYTES=${CHORUS_TEST_LARGE_BYTES:-2097152}"
-  fi
-  # shellcheck disable=SC2086  # $narrow and the flags are words
-  env $narrow CHORUS_PROTO="$proto" timeout "${CHORUS_TEST_TIMEOUT:-900}" "$mpirun" $mpirun_flags ${MPIRUN_FLAGS:-} -np "$np" $wrap "./$prog" "$@" </dev/null
+  # shellcheck disable=SC2086  # the flags are words
+  CHORUS_PROTO="$proto" timeout "${CHORUS_TEST_TIMEOUT:-900}" "$mpirun" $mpirun_flags ${MPIRUN_FLAGS:-} -np "$np" $wrap "./$prog" "$@" </dev/null
   rc=$?
   # No GPU: every protocol would skip alike.  The emulated build always has
   # devices (CHORUS_GPU_MUST_RUN, tests/gpu/Makefile.am): a skip is a failure.
