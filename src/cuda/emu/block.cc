@@ -19,7 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <climits>
+#include <cstdio>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -361,6 +364,12 @@ void runGrid(dim3 grid, dim3 block, const DeviceThreadBody &body) {
   const uint32_t nthreads = block.x * block.y * block.z;
   const bool fibers = blockFibers();
   std::vector<std::unique_ptr<BlockState>> blocks(nblocks);
+  // Host mode, first grid only: the host thread each of block 0's threads
+  // ran on, counted and reported once, so that a test can tell this mode
+  // really ran (fibers give the same answers).
+  static std::atomic<bool> hostModeReported{false};
+  std::vector<long> hostTids;
+  if (!fibers && !hostModeReported.exchange(true)) hostTids.assign(nthreads, 0);
   Latch latch;
   latch.left = fibers ? nblocks : nblocks * nthreads;
   std::vector<std::function<void()>> tasks;
@@ -379,7 +388,8 @@ void runGrid(dim3 grid, dim3 block, const DeviceThreadBody &body) {
     }
     if (!fibers) {
       for (const ThreadCoords &c : coords)
-        tasks.push_back([&body, c, &latch] {
+        tasks.push_back([&body, c, &latch, b, &hostTids] {
+          if (b == 0 && !hostTids.empty()) hostTids[c.threadIndex.x + c.blockSize.x * (c.threadIndex.y + c.blockSize.y * c.threadIndex.z)] = long(syscall(SYS_gettid));
           body(c);
           latch.done();
         });
@@ -392,6 +402,11 @@ void runGrid(dim3 grid, dim3 block, const DeviceThreadBody &body) {
   }
   pool().run(tasks);
   latch.wait();
+  if (!hostTids.empty()) {
+    std::sort(hostTids.begin(), hostTids.end());
+    const size_t distinct = size_t(std::unique(hostTids.begin(), hostTids.end()) - hostTids.begin());
+    fprintf(stderr, "chorus cuda emulation: CHORUS_EMU_THREADS=host: a block's %u threads ran on %zu host threads\n", nthreads, distinct);
+  }
 }
 
 }  // namespace chorus_emu
