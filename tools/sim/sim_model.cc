@@ -234,6 +234,12 @@ uint64_t Schedules::ops() const {
   return n;
 }
 
+uint64_t Schedules::calls() const {
+  uint64_t n = 0;
+  for (const RankSchedule &r : ranks) n += r.calls;
+  return n;
+}
+
 namespace {
 
 // The buffers are never read: distinct addresses far apart, so that the
@@ -323,9 +329,29 @@ Schedules recordCollective(const Machine &m, const Layout &l, Coll coll, Algo al
 
 namespace {
 
+// Times by message number, of which only the last few are read again (a
+// sender runs at most a FIFO's slots ahead): the ones before `drop` are let
+// go, so that a link carrying millions of messages holds a few.
+class TimeWindow {
+ public:
+  size_t size() const { return dropped_ + v_.size(); }
+  double operator[](size_t k) const { return v_[k - dropped_]; }
+  void push_back(double t) { v_.push_back(t); }
+  void dropBelow(size_t k) {
+    const size_t dead = k > dropped_ ? std::min(k - dropped_, v_.size()) : 0;
+    if (dead < 64 || dead * 2 < v_.size()) return;  // amortised: erase when half is dead
+    v_.erase(v_.begin(), v_.begin() + ptrdiff_t(dead));
+    dropped_ += dead;
+  }
+
+ private:
+  std::vector<double> v_;
+  size_t dropped_ = 0;
+};
+
 struct LinkState {
-  std::vector<double> arrive;  // message k's arrival at the receiver
-  std::vector<double> freed;   // message k's slot free again, as the sender learns it
+  TimeWindow arrive;  // message k's arrival at the receiver
+  TimeWindow freed;   // message k's slot free again, as the sender learns it
   size_t received = 0;
   double busyUntil = 0;        // the link's bytes in flight (a link inside a node)
 };
@@ -334,9 +360,16 @@ struct Replay {
   const Machine &m;
   const Layout &l;
   const Schedules &s;
+  // A rank's first few outgoing links in a short list of its own (a ring,
+  // a tree or the hierarchy has up to 4, looked up on every event), the
+  // rest (an all-peer algorithm's) in the map.
+  // (Reserved whole on first use: they never move.)
+  static constexpr size_t kListedLinks = 8;
+  std::vector<std::vector<std::pair<int, LinkState>>> listed;  // by sender
   std::unordered_map<uint64_t, LinkState> links;
   std::vector<double> clock;
-  std::vector<size_t> next;
+  std::vector<size_t> next;       // by rank: its current op
+  std::vector<uint32_t> repeats;  // by rank: how many of the current op's repeats it has run
   std::vector<char> queued;
   std::vector<double> nicTx, nicRx;              // by node * nics + nic
   // A GPU's NVLink ports, by rank: through NVSwitch its links to every
@@ -355,6 +388,8 @@ struct Replay {
     const size_t n = size_t(l.nranks());
     clock.assign(n, 0);
     next.assign(n, 0);
+    repeats.assign(n, 0);
+    listed.resize(n);
     queued.assign(n, 0);
     nicTx.assign(size_t(l.nodes * m.nicsPerNode), 0);
     nicRx.assign(nicTx.size(), 0);
@@ -363,7 +398,17 @@ struct Replay {
     published.resize(n);
   }
 
-  LinkState &link(int from, int to) { return links[(uint64_t(uint32_t(from)) << 32) | uint32_t(to)]; }
+  LinkState &link(int from, int to) {
+    std::vector<std::pair<int, LinkState>> &mine = listed[size_t(from)];
+    for (auto &e : mine)
+      if (e.first == to) return e.second;
+    if (mine.size() < kListedLinks) {
+      if (mine.empty()) mine.reserve(kListedLinks);
+      mine.emplace_back(to, LinkState());
+      return mine.back().second;
+    }
+    return links[(uint64_t(uint32_t(from)) << 32) | uint32_t(to)];
+  }
   bool sameNode(int a, int b) const { return l.nodeOf(a) == l.nodeOf(b); }
   const LinkModel &model(int a, int b) const { return sameNode(a, b) ? m.intra : m.net; }
   int nicOf(int rank) const {
@@ -410,7 +455,11 @@ struct Replay {
   }
 
   void execute(int r, double start) {
-    const SimOp &op = s.ranks[size_t(r)].ops[next[size_t(r)]++];
+    const SimOp &op = s.ranks[size_t(r)].ops[next[size_t(r)]];
+    if (++repeats[size_t(r)] == op.repeat) {
+      repeats[size_t(r)] = 0;
+      ++next[size_t(r)];
+    }
     double end = start;
     switch (op.kind) {
       case SimOp::Publish:
@@ -446,6 +495,7 @@ struct Replay {
         for (int i = 0; i < op.nrecv; ++i) {
           LinkState &in = link(peers[i], r);
           ++in.received;
+          in.arrive.dropBelow(in.received);
           in.freed.push_back(end + model(peers[i], r).latencyUs + hopUs(peers[i], r));
         }
         break;
@@ -483,6 +533,7 @@ struct Replay {
       }
     }
     out.arrive.push_back(arrival + m.crowdedUs * (cpuShare - 1));
+    if (out.arrive.size() > size_t(m.fifoSlots)) out.freed.dropBelow(out.arrive.size() - size_t(m.fifoSlots));
   }
 
   // A message between nodes of the kernels' rotated rings: channel c's
@@ -546,14 +597,20 @@ struct Replay {
 }  // namespace
 
 SimResult simulate(const Machine &m, const Layout &l, const Schedules &s) {
+  if (s.ops() <= s.maxOps && s.calls() > kMaxSimulatedCalls) {
+    SimResult refused;
+    refused.why = std::to_string(s.calls()) + " primitive calls: more than the event model replays (" +
+                  std::to_string(kMaxSimulatedCalls) + ")";
+    return refused;
+  }
   if (s.ops() > s.maxOps) {
     SimResult refused;
     if (s.recordedRanks > 0) {
       const double perRank = double(s.ops()) / s.recordedRanks;
       refused.why = "about " + std::to_string(uint64_t(perRank * double(s.ranks.size()))) +
-                    " primitive calls (from the first " + std::to_string(s.recordedRanks) + " ranks' schedules)";
+                    " distinct steps (from the first " + std::to_string(s.recordedRanks) + " ranks' schedules)";
     } else {
-      refused.why = std::to_string(s.ops()) + " primitive calls";
+      refused.why = std::to_string(s.ops()) + " distinct steps";
     }
     refused.why += ": more than the event model takes (" + std::to_string(s.maxOps) + ")";
     return refused;

@@ -88,11 +88,16 @@ int rotatedRingChannels(const Machine &m, const Layout &l, Algo algo);
 bool algorithmApplies(const Machine &m, const Layout &l, Coll coll, Algo algo);
 std::vector<Algo> candidatesFor(const Machine &m, const Layout &l, Coll coll);
 
-// Beyond this many primitive calls in all, the event model refuses (a
-// ring over 16,384 ranks is half a billion of them), and recording stops as
-// soon as they pass it: the schedules of an alltoall over 1,024 ranks had
-// taken 24 GiB before the refusal.
+// Beyond this many recorded steps in all (a step repeated in a row is one:
+// SimOp::repeat), the event model refuses, and recording stops as soon as
+// they pass it: the schedules of an alltoall over 1,024 ranks had taken
+// 24 GiB before the refusal.  A ring over 16,384 ranks records a few steps
+// a rank.
 constexpr uint64_t kMaxSimulatedOps = uint64_t(40) << 20;
+// Beyond this many primitive calls in all (the events the model replays,
+// about 0.2 us each), it refuses too: a ring's allreduce over 16,384 ranks
+// is half a billion of them, a couple of minutes.
+constexpr uint64_t kMaxSimulatedCalls = uint64_t(1) << 30;
 
 struct Schedules {
   std::vector<RankSchedule> ranks;
@@ -105,7 +110,8 @@ struct Schedules {
   // it estimates the whole; 0 when every rank was recorded.
   int recordedRanks = 0;
   uint64_t maxOps = kMaxSimulatedOps;
-  uint64_t ops() const;
+  uint64_t ops() const;    // recorded steps
+  uint64_t calls() const;  // primitive calls (the steps' repeats)
 };
 
 // Every rank's schedule of `coll` by `algo` on `bytes` (the planner's

@@ -4,7 +4,8 @@
 // that rank's schedule: for each primitive call, whom it receives from and
 // sends to, and how many bytes each message carries.  No data moves and no
 // buffer is touched (the buffers are addresses that are never read), so
-// the schedule of 16,384 ranks costs what its messages cost to list.
+// the schedule of 16,384 ranks costs what its distinct steps cost to list
+// (a step repeated with the same peers and bytes is one entry, counted).
 //
 // The event model (sim_model.cc) then replays every rank's schedule at
 // once: a step waits for its messages and for free slots at its receivers,
@@ -31,6 +32,10 @@ struct SimOp {
   uint16_t nrecv = 0, nsend = 0;
   uint32_t peerAt = 0;  // receive peers, then send peers, at RankSchedule::peers[peerAt...]
   int32_t peer = -1;    // ReadPublished, ReadPeer
+  // The same step this many times in a row: a ring's rank repeats one step
+  // (same peers, same slice) 2(n - 1) times, so a schedule of 16,384 ranks
+  // is kept in what its distinct steps cost, not its half a billion calls.
+  uint32_t repeat = 1;
   uint64_t bytes = 0;   // of each message, or of the local work
 };
 
@@ -38,6 +43,7 @@ struct RankSchedule {
   std::vector<SimOp> ops;
   std::vector<int32_t> peers;
   uint64_t messages = 0, bytesSent = 0;
+  uint64_t calls = 0;  // primitive calls: the ops' repeats together
 };
 
 // What the recorded rank's channel offers, as HostChannel says it for real.
@@ -93,24 +99,42 @@ class SimPrims {
     op.kind = SimOp::Step;
     op.reduce = reduce && doRecv;
     op.bytes = uint64_t(n) * sizeof(T);
+    op.nrecv = doRecv ? uint16_t(recv_.size()) : 0;
+    op.nsend = doSend ? uint16_t(send_.size()) : 0;
+    out_.messages += op.nsend;
+    out_.bytesSent += op.bytes * op.nsend;
+    ++out_.calls;
+    if (repeatsLast(op, doRecv, doSend)) {
+      ++out_.ops.back().repeat;
+      return;
+    }
     op.peerAt = uint32_t(out_.peers.size());
-    if (doRecv) {
-      op.nrecv = uint16_t(recv_.size());
-      out_.peers.insert(out_.peers.end(), recv_.begin(), recv_.end());
-    }
-    if (doSend) {
-      op.nsend = uint16_t(send_.size());
-      out_.peers.insert(out_.peers.end(), send_.begin(), send_.end());
-      out_.messages += op.nsend;
-      out_.bytesSent += op.bytes * op.nsend;
-    }
+    if (doRecv) out_.peers.insert(out_.peers.end(), recv_.begin(), recv_.end());
+    if (doSend) out_.peers.insert(out_.peers.end(), send_.begin(), send_.end());
     out_.ops.push_back(op);
+  }
+  // Whether `op` is the last recorded step again, peers included.
+  bool repeatsLast(const SimOp &op, bool doRecv, bool doSend) const {
+    if (out_.ops.empty()) return false;
+    const SimOp &last = out_.ops.back();
+    if (last.kind != SimOp::Step || last.reduce != op.reduce || last.bytes != op.bytes ||
+        last.nrecv != op.nrecv || last.nsend != op.nsend || last.repeat == UINT32_MAX)
+      return false;
+    const int32_t *peers = out_.peers.data() + last.peerAt;
+    if (doRecv)
+      for (size_t i = 0; i < recv_.size(); ++i)
+        if (peers[i] != recv_[i]) return false;
+    if (doSend)
+      for (size_t i = 0; i < send_.size(); ++i)
+        if (peers[last.nrecv + i] != send_[i]) return false;
+    return true;
   }
   void local(SimOp::Kind kind, int peer, size_t n) {
     SimOp op;
     op.kind = kind;
     op.peer = peer;
     op.bytes = uint64_t(n) * sizeof(T);
+    ++out_.calls;
     out_.ops.push_back(op);
   }
 
