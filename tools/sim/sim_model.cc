@@ -330,8 +330,8 @@ Schedules recordCollective(const Machine &m, const Layout &l, Coll coll, Algo al
 namespace {
 
 // Times by message number, of which only the last few are read again (a
-// sender runs at most a FIFO's slots ahead): the ones before `drop` are let
-// go, so that a link carrying millions of messages holds a few.
+// sender runs at most a FIFO's slots ahead): those below dropBelow's bound
+// are let go, so that a link carrying millions of messages holds a few.
 class TimeWindow {
  public:
   size_t size() const { return dropped_ + v_.size(); }

@@ -95,8 +95,8 @@ std::vector<Algo> candidatesFor(const Machine &m, const Layout &l, Coll coll);
 // a rank.
 constexpr uint64_t kMaxSimulatedOps = uint64_t(40) << 20;
 // Beyond this many primitive calls in all (the events the model replays,
-// about 0.2 us each), it refuses too: a ring's allreduce over 16,384 ranks
-// is half a billion of them, a couple of minutes.
+// 0.2-0.6 us each here), it refuses too: a ring's allreduce over 16,384
+// ranks is half a billion of them, about five minutes.
 constexpr uint64_t kMaxSimulatedCalls = uint64_t(1) << 30;
 
 struct Schedules {

@@ -22,8 +22,8 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
-#include <cstdio>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -389,7 +389,10 @@ void runGrid(dim3 grid, dim3 block, const DeviceThreadBody &body) {
     if (!fibers) {
       for (const ThreadCoords &c : coords)
         tasks.push_back([&body, c, &latch, b, &hostTids] {
-          if (b == 0 && !hostTids.empty()) hostTids[c.threadIndex.x + c.blockSize.x * (c.threadIndex.y + c.blockSize.y * c.threadIndex.z)] = long(syscall(SYS_gettid));
+          if (b == 0 && !hostTids.empty()) {
+            const uint3 t = c.threadIndex;
+            hostTids[t.x + c.blockSize.x * (t.y + c.blockSize.y * t.z)] = long(syscall(SYS_gettid));
+          }
           body(c);
           latch.done();
         });
