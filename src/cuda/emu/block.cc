@@ -387,12 +387,9 @@ void runGrid(dim3 grid, dim3 block, const DeviceThreadBody &body) {
       c.block = blocks[b].get();
     }
     if (!fibers) {
-      for (const ThreadCoords &c : coords)
-        tasks.push_back([&body, c, &latch, b, &hostTids] {
-          if (b == 0 && !hostTids.empty()) {
-            const uint3 t = c.threadIndex;
-            hostTids[t.x + c.blockSize.x * (t.y + c.blockSize.y * t.z)] = long(syscall(SYS_gettid));
-          }
+      for (uint32_t t = 0; t < nthreads; ++t)
+        tasks.push_back([&body, c = coords[t], t, &latch, b, &hostTids] {
+          if (b == 0 && !hostTids.empty()) hostTids[t] = long(syscall(SYS_gettid));
           body(c);
           latch.done();
         });
