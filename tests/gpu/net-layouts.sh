@@ -21,9 +21,12 @@
 # ops.
 status=0
 ops() { printf '%s' "${CHORUS_TEST_OPS:-$1}"; }
-for run in "2 each ring 1 $(ops sum,minloc,maxloc) auto" "6 3x2 hierarchical auto $(ops sum,minloc,maxloc,avg) auto" \
-  "6 2+1+3 auto auto $(ops sum,minloc,maxloc) auto" "4 mod2 tree auto $(ops sum,minloc,maxloc) auto" \
-  "8 4x2 hierarchical auto $(ops sum,minloc,maxloc,avg) streaming"; do
+# Every layout's ops, said once so that the runs keep in step; the
+# hierarchies add avg.
+layout_ops=sum,minloc,maxloc
+for run in "2 each ring 1 $(ops "$layout_ops") auto" "6 3x2 hierarchical auto $(ops "$layout_ops,avg") auto" \
+  "6 2+1+3 auto auto $(ops "$layout_ops") auto" "4 mod2 tree auto $(ops "$layout_ops") auto" \
+  "8 4x2 hierarchical auto $(ops "$layout_ops,avg") streaming"; do
   set -- $run
   echo "== $1 ranks, layout $2, CHORUS_ALGO=$3, CHORUS_NET_GDR=$4, ops $5, CHORUS_NET_DEVICE_LINKS=$6"
   out=$(CHORUS_DEBUG=INFO CHORUS_STATS=1 CHORUS_NET_GDR=$4 CHORUS_ALGO=$3 CHORUS_TEST_LAYOUT=$2 CHORUS_TEST_PROTOS=simple \
