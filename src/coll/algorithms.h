@@ -44,9 +44,19 @@ struct PlanShape {
   bool kernelsEveryPeer = true;
   // GPU nodes of their own whose NICs all do RDMA: a node's bandwidth over
   // all of them, in bytes per microsecond, the slowest node's (0: not
-  // known).  Only the kernels' one-shot across nodes reads it (tuner.cc,
-  // planForKernels): the rest of their plan keeps the measured constants.
+  // known).  The kernels' one-shot across nodes reads it, and with it their
+  // allreduce's model (tuner_kernels.cc); the rest of their plan keeps the
+  // measured constants.
   double kernelsNodeNetBytesPerUs = 0;
+  // There too, bytes per microsecond, the slowest node's: one NIC's
+  // bandwidth (0: not known, the node's sum over its ranks assumed), and
+  // between two GPUs of a node the slowest pair's (NVLink; 0: not known,
+  // PCIe assumed); the kernels' channels (cudaChannelsFor: a ring's message
+  // between nodes spreads over their NICs) and the slice they stream.
+  double kernelsNicBytesPerUs = 0;
+  double kernelsNodeLinkBytesPerUs = 0;
+  int kernelsChannels = 1;
+  double kernelsSliceBytes = 0;
 };
 
 // Pick the algorithm for `bytes` (the whole vector for allreduce, reduce and
@@ -81,6 +91,9 @@ constexpr double kCrowdedHopUs = 15.0;
 // network bandwidth where the NIC's is not known, and its cap on a
 // connection through a NIC without RDMA (comm/context.cc).
 constexpr double kTcpConnectionBytesPerUs = 3500.0;
+// The element size the plan assumes where it matters and is not known (the
+// plan is per byte count): a double's, the widest of the common types.
+constexpr double kPlannedElementBytes = 8;
 // A message through an RDMA NIC (InfiniBand, RoCE), as the planner takes it
 // where the topology names one: a switch hop NIC to NIC, and the verbs and
 // UCX work at each end (the planner's per-message cost is both ends').
@@ -118,5 +131,9 @@ int doublingNetRoundsOf(const int *nodeOf, int nranks);
 // `shape` (several nodes); a negative value when the algorithm does not
 // apply.  Exposed for the unit tests and chorus_info.
 double modelCostUs(Coll coll, Algo algo, size_t bytes, const PlanShape &shape, Engine engine = Engine::Host);
+// The kernels' allreduce across GPU nodes whose NICs are known
+// (PlanShape::kernelsNodeNetBytesPerUs > 0) by ring, tree or hierarchy:
+// what modelCostUs gives for Engine::Kernels there (tuner_kernels.cc).
+double kernelsAllreduceCostUs(Algo algo, size_t bytes, const PlanShape &shape);
 
 }  // namespace chorus

@@ -103,9 +103,6 @@ constexpr int kTreeMinRanks = 8;
 constexpr size_t kOwnCoresDoublingSmallBytes = 8 * 1024, kOwnCoresDoublingBytesPerRank = 1024;
 constexpr size_t kOwnCoresDirectBytes = 32 * 1024, kOwnCoresTreeBytesPerRank = 192;
 constexpr size_t kOwnCoresReduceDirectBytes = 256 * 1024;
-// The element size the plan assumes where it matters and is not known (the
-// plan is per byte count): a double's, the widest of the common types.
-constexpr double kPlannedElementBytes = 8;
 // Publish (allgather, bcast, and the allgather half of a ring allreduce)
 // saves writes only from 3 ranks: at 2 the ring and chain write each byte
 // as often (twice).  4 ranks, allreduce, ring against ring + publish:
@@ -340,6 +337,11 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
   const double shmHops = m - 1;
   const double netHops = shape.nodeTreeDepth >= 0 ? shape.nodeTreeDepth : treeDepthOver(shape.nnodes);
   const bool rooted = coll == Coll::Bcast || coll == Coll::Reduce;
+  // The kernels' allreduce across GPU nodes whose NICs are known: their
+  // GPU links and NICs (tuner_kernels.cc); the one-shot keeps this model.
+  if (engine == Engine::Kernels && coll == Coll::Allreduce && shape.nnodes > 1 &&
+      shape.kernelsNodeNetBytesPerUs > 0 && algo != Algo::Direct)
+    return kernelsAllreduceCostUs(algo, bytesArg, shape);
   // Where the NICs are known (their bandwidth, not the measured loopback's),
   // the terms chorus_sim found for CPU nodes apply; the measured constants
   // already hold the played layouts'.  Some are the host engine's alone.
@@ -729,6 +731,12 @@ Plan planForKernels(Coll coll, size_t bytes, const PlanShape &shape, const Plan 
       bytes <= limitFromParam(ParamId::DirectMaxBytes, kKernelsDirectFanInBytes / size_t(n - 1)))
     return {Algo::Direct, "device buffers: one-shot while (n - 1) x the vector stays under 1 MiB"};
   if (nicQueueLong && host.algo == Algo::Direct)
+    return cheapestAcrossNodes(coll, bytes, shape, true, false);
+  // Past the one-shot, an allreduce across GPU nodes whose NICs are known
+  // takes the cheapest of the ring, the tree and the hierarchy by the
+  // kernels' own model, not the host plan's measured constants
+  // (tuner_kernels.cc).
+  if (coll == Coll::Allreduce && shape.nnodes > 1 && shape.kernelsNodeNetBytesPerUs > 0 && forced == Forced::None)
     return cheapestAcrossNodes(coll, bytes, shape, true, false);
   switch (host.algo) {
     case Algo::Local:

@@ -21,6 +21,7 @@
 #include "core/log.h"
 #include "core/params.h"
 #include "core/progress.h"
+#include "cuda/device_channel.h"
 #include "cuda/device_links.h"
 #include "topo/topo.h"
 #include "topo/topology.h"
@@ -210,11 +211,10 @@ constexpr uint64_t kPackedLinkMask = kPackedGpu - 1;
 // over all its NICs in the high 32 bits, one connection's in the low 30, MB/s
 // (bytes per microsecond), and kPackedRdma; 0 when unknown.  A connection through a NIC
 // without RDMA is UCX's tcp, capped at what tcp moved here.  A GPU node
-// whose NICs do RDMA says only their sum and kPackedGpu (else 0): the
-// model's measured constants stay for it until the kernels' path across
-// nodes (the device proxy, transport/ucx/ucx_proxy.h) has a cost model of
-// its own; their plan maps the host's (planForKernels), whose one-shot
-// alone reads the sum (PlanShape::kernelsNodeNetBytesPerUs).
+// whose NICs do RDMA says only their sum and kPackedGpu (else 0), and
+// packedGpuLinks the rest: to the host's model its network stays unknown,
+// the measured constants; the kernels' one-shot and allreduce read them
+// (PlanShape::kernelsNodeNetBytesPerUs and the rest; coll/tuner_kernels.cc).
 // (chorus_sim, 2 nodes of 8 H100, device buffers staged: with the NICs'
 // 50 GB/s against shared memory's 7 the model took the ring over the
 // hierarchy from 2 MiB, 2-4.7x slower.)
@@ -230,6 +230,16 @@ uint64_t packedNetwork() {
   const uint64_t linkMBs = mbs(link, double(kPackedLinkMask));
   return mbs(network.allGBs * 1000.0, double(UINT32_MAX)) << 32 | linkMBs |
          (network.fastestRdma && linkMBs > 0 ? kPackedRdma : 0);
+}
+
+// A GPU node's links for the kernels' model, where its NICs do RDMA (else
+// 0): its fastest NIC's bandwidth in the high 32 bits and the slowest
+// NVLink between two of its GPUs in the low 32 (0: a pair without one), MB/s.
+uint64_t packedGpuLinks() {
+  const MachineNetwork network = topoMachineNetwork();
+  if (!network.gpus || !network.fastestRdma) return 0;
+  const auto mbs = [](double gbs) { return uint64_t(std::min(std::max(gbs * 1000.0, 0.0), double(UINT32_MAX))); };
+  return mbs(network.fastestGBs) << 32 | mbs(network.gpuPeerGBs);
 }
 
 // The machine this process runs on: the host name and the kernel's boot id
@@ -444,7 +454,7 @@ Status bootstrap(Context &ctx) {
   constexpr size_t kFields = kBootstrapFields;
   const uint64_t mine[kFields] = {self.hostHash, machineIdentity(), uint64_t(topoRankKey(-1)),
                                   uint64_t(paramInt(ParamId::Checksum) > 0), uint64_t(topoUsableCores()),
-                                  agreedSettingsHash(), packedNetwork()};
+                                  agreedSettingsHash(), packedNetwork(), packedGpuLinks()};
   std::vector<uint64_t> all(kFields * size_t(ctx.nranks)), hosts(size_t(ctx.nranks));
   std::vector<int64_t> places(size_t(ctx.nranks));
   CHORUS_MPICHECK(MPI_Allgather(mine, int(kFields), MPI_UINT64_T, all.data(), int(kFields), MPI_UINT64_T, comm));
@@ -454,6 +464,7 @@ Status bootstrap(Context &ctx) {
   for (int r = 0; r < ctx.nranks; ++r) ++ranksOnMachine[all[kFields * size_t(r) + 1]];
   double cpuShare = 1.0;
   uint64_t linkMBs = UINT32_MAX, nodeMBs = UINT32_MAX, gpuNodeMBs = UINT32_MAX;
+  uint64_t gpuNicMBs = UINT32_MAX, gpuLinkMBs = UINT32_MAX;
   bool everyNicRdma = true;
   bool settingsDiffer = false;
   for (int r = 0; r < ctx.nranks; ++r) {
@@ -465,14 +476,16 @@ Status bootstrap(Context &ctx) {
     places[size_t(r)] = int64_t(theirs[2]);
     askChecksum += theirs[3] != 0;
     if (theirs[4] > 0) cpuShare = std::max(cpuShare, double(ranksOnMachine[theirs[1]]) / double(theirs[4]));
-    // (A GPU node's sum is for the kernels' one-shot only; to the host's
-    // model its network is unknown.)
+    // (A GPU node's figures are the kernels' only; to the host's model its
+    // network is unknown.)
     const uint64_t network = theirs[6];
     const bool gpuNode = (network & kPackedGpu) != 0;
     linkMBs = std::min(linkMBs, gpuNode ? 0 : network & kPackedLinkMask);
     nodeMBs = std::min(nodeMBs, gpuNode ? 0 : network >> 32);
     everyNicRdma = everyNicRdma && !gpuNode && (network & kPackedRdma) != 0;
     gpuNodeMBs = std::min(gpuNodeMBs, gpuNode ? network >> 32 : 0);
+    gpuNicMBs = std::min(gpuNicMBs, gpuNode ? theirs[7] >> 32 : 0);
+    gpuLinkMBs = std::min(gpuLinkMBs, gpuNode ? theirs[7] & UINT32_MAX : 0);
   }
   // Every rank saw the same exchange, so every rank fails here alike,
   // naming the setting (a second exchange, of the values).
@@ -488,6 +501,10 @@ Status bootstrap(Context &ctx) {
   if (ctx.nnodes > 1 && ranksOnMachine.size() == size_t(ctx.nnodes)) {
     setKnownNetwork(ctx.planShape, double(linkMBs), double(nodeMBs), everyNicRdma);
     ctx.planShape.kernelsNodeNetBytesPerUs = double(gpuNodeMBs);
+    ctx.planShape.kernelsNicBytesPerUs = double(gpuNicMBs);
+    ctx.planShape.kernelsNodeLinkBytesPerUs = double(gpuLinkMBs);
+    ctx.planShape.kernelsChannels = cudaChannelsFor(ctx.nranks);
+    ctx.planShape.kernelsSliceBytes = double(kCudaSlotBytes) * kCudaMaxChannels;
   }
   if (ctx.nnodes > 1 && ctx.rank == 0 && logEnabled(LogLevel::Info, kSubsysTopo)) {
     std::string text;

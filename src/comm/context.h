@@ -74,8 +74,8 @@ bool fullFifoLink(const Context &ctx, int receiver, int sender);
 
 // The 64-bit fields each rank contributes to the set-up's first allgather
 // (bootstrap, context.cc): host, machine, place, checksum, cores, settings,
-// network.
-constexpr size_t kBootstrapFields = 7;
+// network, a GPU node's links.
+constexpr size_t kBootstrapFields = 8;
 
 // The wiring of a communicator whose ranks sit on `hosts` (a node identity
 // by rank) at `places` (their order inside a node), as its rank ctx.rank of

@@ -408,6 +408,7 @@ MachineNetwork topoMachineNetwork() {
   const Cached &cached = machineCache();
   if (cached.status != Status::Ok) return network;
   network.gpus = !cached.topo.gpus.empty();
+  network.gpuPeerGBs = cached.topo.slowestGpuPeerGBs();
   for (const Nic &nic : cached.topo.nics) {
     if (nic.linkLayer == LinkLayer::Unknown) continue;
     const double gbs = nicGBs(nic);
@@ -441,6 +442,18 @@ PathClass NodeTopology::gpuNicPath(int gpu, int nic) const {
   const Gpu &g = gpus[size_t(gpu)];
   const Nic &n = nics[size_t(nic)];
   return classify(g.pciPath, g.numa, n.pciPath, n.numa);
+}
+
+double NodeTopology::slowestGpuPeerGBs() const {
+  if (gpus.size() < 2) return 0.0;
+  double slowest = -1.0;
+  for (size_t a = 0; a < gpus.size(); ++a)
+    for (size_t b = 0; b < gpus.size(); ++b)
+      if (a != b) {
+        const double gbs = b < gpus[a].nvlinkGBs.size() ? gpus[a].nvlinkGBs[b] : 0.0;
+        slowest = slowest < 0 ? gbs : std::min(slowest, gbs);
+      }
+  return slowest;
 }
 
 PathClass NodeTopology::gpuGpuPath(int a, int b) const {

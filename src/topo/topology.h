@@ -65,6 +65,9 @@ struct NodeTopology {
   // Where GPU g and NIC n meet on the PCIe tree.
   PathClass gpuNicPath(int gpu, int nic) const;
   PathClass gpuGpuPath(int a, int b) const;
+  // The slowest NVLink between two of its GPUs, GB/s: 0 when a pair has
+  // none (they meet over PCIe) or there are fewer than two GPUs.
+  double slowestGpuPeerGBs() const;
   // NICs nearest GPU g (best PathClass), in NIC order; empty without NICs.
   std::vector<int> nearestNics(int gpu) const;
   // The one NIC GPU g sends through: among its nearest NICs, the GPUs that
@@ -100,6 +103,7 @@ struct MachineNetwork {
   bool fastestRdma = false;
   double allGBs = 0;
   bool gpus = false;  // the machine has GPUs
+  double gpuPeerGBs = 0;  // NodeTopology::slowestGpuPeerGBs; 0 when not known
 };
 MachineNetwork topoMachineNetwork();
 

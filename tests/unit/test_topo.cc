@@ -128,6 +128,7 @@ BOOST_AUTO_TEST_CASE(nvswitch_node_is_read) {
   BOOST_TEST(t.gpuNicPath(0, 2) == PathClass::HostBridge);
   BOOST_TEST(t.gpuNicPath(0, 4) == PathClass::CrossNuma);
   BOOST_TEST(t.nearestNics(5) == std::vector<int>({4, 5}), boost::test_tools::per_element());
+  BOOST_TEST(t.slowestGpuPeerGBs() == 450.0);  // the kernels' model's GPU link (coll/tuner_kernels.cc)
 }
 
 BOOST_AUTO_TEST_CASE(pcie_node_is_read) {
@@ -144,6 +145,7 @@ BOOST_AUTO_TEST_CASE(pcie_node_is_read) {
     for (double gbs : t.gpus[size_t(i)].nvlinkGBs) BOOST_TEST(gbs == 0.0);
     BOOST_TEST(t.nicForGpu(i) == 0);  // the only NIC, however far
   }
+  BOOST_TEST(t.slowestGpuPeerGBs() == 0.0);  // over PCIe: the kernels' model assumes its speed
   const Nic &nic = t.nics[0];
   BOOST_TEST(nic.name == "mlx5_0");
   BOOST_TEST(nic.netdev == "ens1f0np0");

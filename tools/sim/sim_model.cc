@@ -164,9 +164,15 @@ PlanShape planShapeOf(const Machine &m, const Layout &l) {
   // the library would, whatever latency the fabric is given here.
   if (l.nodes > 1 && m.machineCores == 0 && !m.gpu)
     setKnownNetwork(shape, m.net.gbPerS * 1000.0, m.net.gbPerS * 1000.0 * m.nicsPerNode, true);
-  // GPU nodes say their NICs' sum, for the kernels' one-shot alone.
-  if (l.nodes > 1 && m.machineCores == 0 && m.gpu)
+  // GPU nodes say their NICs' sum and their GPUs' links, for the kernels'
+  // one-shot and allreduce (coll/tuner_kernels.cc).
+  if (l.nodes > 1 && m.machineCores == 0 && m.gpu) {
     shape.kernelsNodeNetBytesPerUs = m.net.gbPerS * 1000.0 * m.nicsPerNode;
+    shape.kernelsNicBytesPerUs = m.net.gbPerS * 1000.0;
+    shape.kernelsNodeLinkBytesPerUs = m.intra.gbPerS * 1000.0;
+    shape.kernelsChannels = cudaChannelsFor(l.nranks());
+    shape.kernelsSliceBytes = double(m.sliceBytes);
+  }
   return shape;
 }
 

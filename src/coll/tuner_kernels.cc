@@ -1,0 +1,102 @@
+// The kernels' allreduce across GPU nodes whose NICs the topology names: a
+// cost model of its own, over the node's GPU links and NICs.
+//
+// The host model (tuner.cc) charges a hop in the node at CPU shared
+// memory's measured 7 GB/s and a hop between nodes at UCX tcp's, which
+// describe no GPU node.  With them the kernels' plan took the tree over the
+// hierarchy for a 128 MiB allreduce on 2,048 nodes of 8 H100 (chorus_sim:
+// 64.1 ms against 17.8; the model's hierarchy 63.6 ms, 3.6x its time), and
+// the hierarchy over the ring from 8 MiB on 2 nodes (1.15-1.38x slower).
+// Here a hop in the node is NVLink's (or PCIe's) and a hop between nodes
+// RDMA's, with the structure of the algorithm templates the kernels run:
+//   ring: 2(n - 1) steps of a 1/n block.  A step's latency is that of the
+//     hops a block crosses going round (each node's one network hop, its
+//     m - 1 GPU hops); between nodes the block rides the kernels' channels,
+//     spread over the node's NICs (cuda_executor.cc's rotated rings).
+//   hierarchy: the node's rings (m - 1 steps each way of bytes / m on the
+//     GPU links), then the m rails' rings among the nodes at once, each
+//     through its GPU's share of the node's NICs.
+//   tree (allreduce_tree.h): each slice goes up both trees and down again
+//     before the next: slice after slice a round trip, whose hops wait in
+//     turn (three fills, as chorus_sim's CPU nodes showed) and carry the
+//     slice twice each way (two halves, a head's two child nodes).
+// The figures are those chorus_sim's GPU presets take (published NVLink and
+// InfiniBand figures): no GPU has checked them.  Against chorus_sim's three
+// GPU presets on 2 to 64 nodes, 8 B to 128 MiB, the model's time is 0.87-
+// 1.53x the simulated ring's, 0.86-1.64x the tree's and 0.94-1.31x the
+// hierarchy's (perf/RESULTS.md), where the host model's was 2.3-92x,
+// 0.6-12x and 1.25-36x.
+#include <algorithm>
+#include <cmath>
+
+#include "coll/algorithms.h"
+
+namespace chorus {
+
+namespace {
+
+// A kernel's store seen by its peer's kernel across NVLink, and the flag
+// and credit at each end of a message.
+constexpr double kGpuHopUs = 1.0;
+constexpr double kGpuMessageEndUs = 0.2;
+// Two GPUs of a node without NVLink: peer copies over PCIe 4 x16.
+constexpr double kPcieGpuBytesPerUs = 20000.0;
+// A GPU's fold of a received slice into its own, and its copy of one out
+// of its FIFO, at HBM's speed (bytes out).
+constexpr double kGpuFoldBytesPerUs = 1.0e6, kGpuCopyBytesPerUs = 1.5e6;
+
+}  // namespace
+
+double kernelsAllreduceCostUs(Algo algo, size_t bytesArg, const PlanShape &shape) {
+  if (shape.nnodes < 2 || shape.kernelsNodeNetBytesPerUs <= 0) return -1.0;
+  const double bytes = double(bytesArg), n = shape.nranks, nodes = shape.nnodes, m = shape.maxNodeRanks;
+  const double gpuLink = shape.kernelsNodeLinkBytesPerUs > 0 ? shape.kernelsNodeLinkBytesPerUs : kPcieGpuBytesPerUs;
+  // A GPU's share of its node's NICs when all send at once (the
+  // hierarchy's rails), and one NIC when one sends (the tree's heads).
+  const double nodeNet = shape.kernelsNodeNetBytesPerUs;
+  const double nic = shape.kernelsNicBytesPerUs > 0 ? std::min(shape.kernelsNicBytesPerUs, nodeNet) : nodeNet / m;
+  const double rail = std::min(nodeNet / m, nic);
+  const double nics = std::max(1.0, std::round(nodeNet / nic));
+  const double gpuHopUs = kGpuHopUs + 2 * kGpuMessageEndUs;
+  const double netHopUs = kRdmaLatencyUs + 2 * kRdmaMessageEndUs;
+  switch (algo) {
+    case Algo::Ring: {
+      // Channel c's share enters the next node through the NIC of its
+      // local rank c (cuda_executor.cc, copyNodeLayout), which m / nics
+      // ranks share: the busiest NIC's channels set the pace (chorus_sim,
+      // 4 x 8 H100, 9 channels: 225 GB/s a step, two on one NIC; 16 x 8
+      // A100 with 4 NICs, 2 channels: 25, both on the first).
+      const double channels = double(std::max(shape.kernelsChannels, 1));
+      const double nicsUsed = std::min({nics, m, std::ceil(std::min(channels, m) / (m / nics))});
+      const double stepBytesPerUs = std::min(gpuLink, nic * channels / std::ceil(channels / nicsUsed));
+      const double netShare = nodes / n;
+      const double stepLatencyUs = netShare * netHopUs + (1 - netShare) * gpuHopUs;
+      return 2 * (n - 1) * (stepLatencyUs + bytes / n / stepBytesPerUs);
+    }
+    case Algo::Hierarchical:
+      if (!shape.equalNodes) return -1.0;
+      // Fewer elements than the node has ranks: the flat ring carries it
+      // all (allreduce_hierarchical.h), as in the host model.
+      if (bytes < kPlannedElementBytes * m) return kernelsAllreduceCostUs(Algo::Ring, bytesArg, shape);
+      // In the node each step's fold (reduce-scatter) or copy (allgather)
+      // waits for its block, which the NICs' ring does not wait for
+      // (chorus_sim, 2 x 8 H100, 128 MiB: 1,080 us, 0.82x without them).
+      return (m - 1) * (2 * gpuHopUs + 2 * bytes / m / gpuLink + bytes / m / kGpuFoldBytesPerUs +
+                        bytes / m / kGpuCopyBytesPerUs) +
+             2 * (nodes - 1) * (netHopUs + bytes / (m * nodes) / rail);
+    case Algo::Tree: {
+      const double carried = bytes / 2;  // each tree takes a half
+      const double slice = shape.kernelsSliceBytes > 0 ? std::min(carried, shape.kernelsSliceBytes) : carried;
+      const double roundTrips = slice > 0 ? std::ceil(carried / slice) : 1.0;
+      const double netHops = shape.nodeTreeDepth >= 0 ? shape.nodeTreeDepth : std::ceil(std::log2(nodes));
+      // A head's second child node waits for its first's message end.
+      const double latencyUs = netHops * (netHopUs + kRdmaMessageEndUs) + (m - 1) * gpuHopUs;
+      const double transferUs = netHops * 2 * slice / nic + (m - 1) * slice / gpuLink;
+      return roundTrips * (3 * latencyUs + 2 * transferUs);
+    }
+    default:
+      return -1.0;
+  }
+}
+
+}  // namespace chorus
