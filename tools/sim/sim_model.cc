@@ -242,7 +242,7 @@ uint64_t Schedules::ops() const {
 
 uint64_t Schedules::calls() const {
   uint64_t n = 0;
-  for (const RankSchedule &r : ranks) n += r.calls;
+  for (const RankSchedule &r : ranks) n += r.calls();
   return n;
 }
 
@@ -591,8 +591,9 @@ struct Replay {
     }
     for (int r = 0; r < n; ++r)
       if (next[size_t(r)] < s.ranks[size_t(r)].ops.size()) {
-        result.why = "rank " + std::to_string(r) + " waits forever at its operation " + std::to_string(next[size_t(r)]) +
-                     ": the schedules do not match";
+        const uint64_t call = s.ranks[size_t(r)].calls(next[size_t(r)]) + repeats[size_t(r)];
+        result.why = "rank " + std::to_string(r) + " waits forever after " + std::to_string(call) +
+                     " of its primitive calls: the schedules do not match";
         return;
       }
     result.timeUs = *std::max_element(clock.begin(), clock.end());
@@ -603,20 +604,23 @@ struct Replay {
 }  // namespace
 
 SimResult simulate(const Machine &m, const Layout &l, const Schedules &s) {
-  if (s.ops() <= s.maxOps && s.calls() > kMaxSimulatedCalls) {
-    SimResult refused;
-    refused.why = std::to_string(s.calls()) + " primitive calls: more than the event model replays (" +
-                  std::to_string(kMaxSimulatedCalls) + ")";
-    return refused;
-  }
-  if (s.ops() > s.maxOps) {
+  const uint64_t ops = s.ops();
+  if (ops <= s.maxOps) {
+    const uint64_t calls = s.calls();
+    if (calls > kMaxSimulatedCalls) {
+      SimResult refused;
+      refused.why = std::to_string(calls) + " primitive calls: more than the event model replays (" +
+                    std::to_string(kMaxSimulatedCalls) + ")";
+      return refused;
+    }
+  } else {
     SimResult refused;
     if (s.recordedRanks > 0) {
-      const double perRank = double(s.ops()) / s.recordedRanks;
+      const double perRank = double(ops) / s.recordedRanks;
       refused.why = "about " + std::to_string(uint64_t(perRank * double(s.ranks.size()))) +
                     " distinct steps (from the first " + std::to_string(s.recordedRanks) + " ranks' schedules)";
     } else {
-      refused.why = std::to_string(s.ops()) + " distinct steps";
+      refused.why = std::to_string(ops) + " distinct steps";
     }
     refused.why += ": more than the event model takes (" + std::to_string(s.maxOps) + ")";
     return refused;

@@ -43,7 +43,13 @@ struct RankSchedule {
   std::vector<SimOp> ops;
   std::vector<int32_t> peers;
   uint64_t messages = 0, bytesSent = 0;
-  uint64_t calls = 0;  // primitive calls: the ops' repeats together
+  // Primitive calls: the ops' repeats together (or those of the first
+  // `entries` ops).
+  uint64_t calls(size_t entries = SIZE_MAX) const {
+    uint64_t n = 0;
+    for (size_t i = 0; i < ops.size() && i < entries; ++i) n += ops[i].repeat;
+    return n;
+  }
 };
 
 // What the recorded rank's channel offers, as HostChannel says it for real.
@@ -103,7 +109,6 @@ class SimPrims {
     op.nsend = doSend ? uint16_t(send_.size()) : 0;
     out_.messages += op.nsend;
     out_.bytesSent += op.bytes * op.nsend;
-    ++out_.calls;
     if (repeatsLast(op, doRecv, doSend)) {
       ++out_.ops.back().repeat;
       return;
@@ -134,7 +139,6 @@ class SimPrims {
     op.kind = kind;
     op.peer = peer;
     op.bytes = uint64_t(n) * sizeof(T);
-    ++out_.calls;
     out_.ops.push_back(op);
   }
 
