@@ -221,7 +221,12 @@ char *takeStack(size_t i) {
       perror("chorus cuda emulation: mmap of a device thread's stack");
       abort();
     }
-    mprotect(m, size_t(sysconf(_SC_PAGESIZE)), PROT_NONE);
+    // The guard page turns a device thread's stack overflow into a fault
+    // at once, not another fiber's stack quietly overwritten.
+    if (mprotect(m, size_t(sysconf(_SC_PAGESIZE)), PROT_NONE) != 0) {
+      perror("chorus cuda emulation: mprotect of a device thread's stack guard page");
+      abort();
+    }
     stacks.push_back(static_cast<char *>(m));
   }
   return stacks[i];
