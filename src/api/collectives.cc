@@ -108,26 +108,19 @@ bool stagedAcrossNodes() {
   return staged;
 }
 
-// Where the kernels do not reach every remote peer (cuda/device_links.h),
-// broadcasts and reduces up to this size go through host memory to the
-// host engine's node tree, whose links come on first use: two copies of a
-// small buffer against the kernels' chain, a hop per rank (chorus_sim,
-// 16 x 8 GPUs, 8 B: the chain 217 us, the tree 30).
-constexpr size_t kStagedRootedMaxBytes = 64 * 1024;
-
 // Device buffers run on the kernels, across nodes too, except the exact
 // mode's sums, across nodes under CHORUS_NET_DEVICE=staged, and across
-// nodes where the kernels do not reach every remote peer the alltoall and
-// the small broadcasts and reduces: those are staged through host memory
-// (cuda_staged.cc) and run the host algorithms.  Decided once per call:
-// the plan (perform) and the engine (run) follow it.
+// nodes where the kernels do not reach every remote peer the alltoall:
+// those are staged through host memory (cuda_staged.cc) and run the host
+// algorithms.  (There broadcasts and reduces stay on the kernels: their
+// trees keep to the links made, coll/patterns.h: nodeTreeOnLinks.)
+// Decided once per call: the plan (perform) and the engine (run) follow it.
 bool stagedThroughHost(const Context &ctx, const CollRequest &req) {
   if (ctx.exactSums && exactApplies(req)) return true;
   if (ctx.nnodes < 2) return false;
   if (stagedAcrossNodes()) return true;
   if (ctx.planShape.kernelsEveryPeer) return false;
-  const bool rooted = req.coll == Coll::Bcast || req.coll == Coll::Reduce;
-  return req.coll == Coll::Alltoall || (rooted && req.count * req.elemSize <= kStagedRootedMaxBytes);
+  return req.coll == Coll::Alltoall;
 }
 
 // Run collective `seq` (recorded in `trace`) on the context's engine

@@ -12,6 +12,17 @@ struct Plan {
 };
 
 // Where the ranks are: the planner's view of the communicator.
+// The node level of the bcast and reduce tree the kernels run across
+// `nnodes` nodes, rooted on node 0 (the plan does not know the root; 0 is
+// the common one): hung from the root (nodeTree) or, `onLinks`, over the
+// rootless trees' links (nodeTreeOnLinks).
+// For PlanShape::kernelsRootedTree (rootedNodeTreeCostOf).
+struct RootedTreeCost {
+  int hops = 0;    // network hops to the farthest node
+  int sends = 0;   // the most sends a slice waits for on its way to a node
+                   // (a head sends to its node children in turn)
+  int fanOut = 0;  // the most node children of one head
+};
 struct PlanShape {
   int nranks = 1;
   int nnodes = 1;
@@ -40,7 +51,8 @@ struct PlanShape {
   double netMessageUs = 0;
   // Across nodes, whether the kernels reach every rank on another node
   // (cuda/device_links.h, cudaNetLinksEveryPeer); when not, device buffers
-  // are planned without the one-shots and the rooted trees.
+  // are planned without the one-shots, and bcast and reduce trees keep to
+  // the rootless trees' links (patterns.h: nodeTreeOnLinks).
   bool kernelsEveryPeer = true;
   // GPU nodes of their own whose NICs all do RDMA: a node's bandwidth over
   // all of them, in bytes per microsecond, the slowest node's (0: not
@@ -57,6 +69,9 @@ struct PlanShape {
   double kernelsNodeLinkBytesPerUs = 0;
   int kernelsChannels = 1;
   double kernelsSliceBytes = 0;
+  // The kernels' bcast and reduce tree (rootedNodeTreeCostOf, on the links
+  // kernelsEveryPeer says).
+  RootedTreeCost kernelsRootedTree;
 };
 
 // Pick the algorithm for `bytes` (the whole vector for allreduce, reduce and
@@ -82,6 +97,7 @@ inline Plan planCollective(Coll coll, size_t bytes, int nranks) {
 // Network hops from the root to the deepest node of the node tree over
 // `nnodes` nodes (patterns.h), for PlanShape::nodeTreeDepth.
 int nodeTreeDepthOf(int nnodes);
+RootedTreeCost rootedNodeTreeCostOf(int nnodes, bool onLinks);
 // What a message waits, for each rank per core beyond one, for its receiver
 // to be scheduled (measured on 2 x 2 played nodes, tuner.cc); chorus_sim's
 // played preset charges the same.
@@ -135,5 +151,7 @@ double modelCostUs(Coll coll, Algo algo, size_t bytes, const PlanShape &shape, E
 // (PlanShape::kernelsNodeNetBytesPerUs > 0) by ring, tree or hierarchy:
 // what modelCostUs gives for Engine::Kernels there (tuner_kernels.cc).
 double kernelsAllreduceCostUs(Algo algo, size_t bytes, const PlanShape &shape);
+// The same for the kernels' bcast and reduce by chain or node tree.
+double kernelsRootedCostUs(Coll coll, Algo algo, size_t bytes, const PlanShape &shape);
 
 }  // namespace chorus

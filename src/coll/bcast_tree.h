@@ -12,7 +12,7 @@ namespace chorus {
 template <typename T, typename Prims>
 CHORUS_HOST_DEVICE void bcastTree(const CollArgs &a, Prims &prims) {
   T *buf = static_cast<T *>(a.recvbuf);
-  const BinaryTree tree = nodeTree(-1, a.rank, a.root, *a.nodes);
+  const BinaryTree tree = rootedTreeOf(a);
   const int parent[1] = {tree.parent};
   prims.connect(parent, tree.parent < 0 ? 0 : 1, tree.children, tree.nchildren);
   for (size_t off = 0; off < a.count && prims.ok(); off += a.sliceElems) {

@@ -23,6 +23,10 @@ struct CollArgs {
   // Ranks grouped by node (several nodes only): the trees then link nodes
   // through one head rank each (nodeTree); null: trees over rank order.
   const NodeLayout *nodes = nullptr;
+  // Bcast and reduce trees across nodes over the rootless trees' links
+  // (nodeTreeOnLinks): the kernels' where they link only the streaming
+  // algorithms' peers.  Otherwise the tree hangs from the root (nodeTree).
+  bool rootedTreeOnLinks = false;
   // Allgather, reduce-scatter, alltoall: elements from one rank's block to
   // the next in the buffers that hold a block per rank; 0: `count` (blocks
   // back to back).  A device channel runs the same columns of every block
@@ -43,6 +47,11 @@ CHORUS_HOST_DEVICE inline size_t blockAt(const CollArgs &a, int block) {
 // This rank's tree `which` (0, 1) of the double binary tree.
 CHORUS_HOST_DEVICE inline BinaryTree treeOf(const CollArgs &a, int which) {
   return a.nodes ? nodeTree(which, a.rank, -1, *a.nodes) : makeTree(which, a.rank, a.nranks);
+}
+
+// This rank's tree of a bcast or reduce across nodes.
+CHORUS_HOST_DEVICE inline BinaryTree rootedTreeOf(const CollArgs &a) {
+  return a.rootedTreeOnLinks ? nodeTreeOnLinks(a.rank, a.root, *a.nodes) : nodeTree(-1, a.rank, a.root, *a.nodes);
 }
 
 CHORUS_HOST_DEVICE inline Ring ringOf(const CollArgs &a) { return Ring{a.rank, a.nranks, a.ringOrder, a.ringWhere}; }

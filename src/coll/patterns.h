@@ -64,8 +64,10 @@ struct BlockPartition {
 // (the upper half of positions) are mostly interior nodes of the other and
 // the two trees share the link load, as in a double binary tree.
 // Across nodes a rank has up to three children: two nodes below and the
-// next rank of its node's chain (nodeTree).
-constexpr int kMaxTreeChildren = 3;
+// next rank of its node's chain (nodeTree); four at the top of a tree
+// pointed at its root over the rootless tree's links (nodeTreeOnLinks:
+// three neighbour nodes and the chain).
+constexpr int kMaxTreeChildren = 4;
 struct BinaryTree {
   int parent;                      // -1 at the root
   int children[kMaxTreeChildren];  // -1 when absent
@@ -78,7 +80,7 @@ CHORUS_HOST_DEVICE inline BinaryTree makeTree(int which, int rank, int nranks) {
   BinaryTree t;
   t.parent = pos == 0 ? -1 : rankAt((pos - 1) / 2);
   t.nchildren = 0;
-  t.children[0] = t.children[1] = t.children[2] = -1;
+  for (int i = 0; i < kMaxTreeChildren; ++i) t.children[i] = -1;
   for (int c = 2 * pos + 1; c <= 2 * pos + 2; ++c)
     if (c < nranks) t.children[t.nchildren++] = rankAt(c);
   return t;
@@ -186,7 +188,7 @@ CHORUS_HOST_DEVICE inline BinaryTree nodeTree(int which, int rank, int root, con
   const int index = mod(step * (l.where[rank] - first - chainStart), size);
   BinaryTree t;
   t.nchildren = 0;
-  t.children[0] = t.children[1] = t.children[2] = -1;
+  for (int i = 0; i < kMaxTreeChildren; ++i) t.children[i] = -1;
   if (index > 0) {
     t.parent = chainRank(index - 1);
   } else {
@@ -197,6 +199,86 @@ CHORUS_HOST_DEVICE inline BinaryTree nodeTree(int which, int rank, int root, con
     for (int c = 0; c < nbelow; ++c) t.children[t.nchildren++] = headOf(below[c]);
   }
   if (index + 1 < size) t.children[t.nchildren++] = chainRank(index + 1);
+  return t;
+}
+
+// How many node hops `node` lies below the top of rootless tree `which`.
+CHORUS_HOST_DEVICE inline int nodeTreeDepthOfNode(int which, int node, int nnodes) {
+  int depth = 0;
+  for (int up = nodeTreeParent(which, node, 0, nnodes); up >= 0; up = nodeTreeParent(which, up, 0, nnodes)) ++depth;
+  return depth;
+}
+
+// Bcast and reduce where the kernels link only the streaming algorithms'
+// peers on other nodes (cuda/device_links.h): the rooted tree of nodeTree
+// hangs from the root's node, so its links change with the root and are
+// not made.  This tree keeps to the links of one of the allreduce's two
+// rootless trees (the one where the root's node sits higher) and points
+// them at the root's node: a node on the path from there up to the top
+// takes the neighbour toward it as its parent, and its old parent becomes
+// a child.  Each node's head (the rootless tree's) and chain stay; on the
+// root's node the root, if not the head, passes to the head and to a
+// chain of the node's other ranks.  A small message pays at most twice
+// the node tree's depth in network hops, not a hop per rank as the chain.
+CHORUS_HOST_DEVICE inline BinaryTree nodeTreeOnLinks(int rank, int root, const NodeLayout &l) {
+  const int nn = l.nnodes, rootNode = l.nodeOf[root];
+  const int which = nodeTreeDepthOfNode(0, rootNode, nn) <= nodeTreeDepthOfNode(1, rootNode, nn) ? 0 : 1;
+  const int node = l.nodeOf[rank];
+  // Node level: where this node lies on the path from the root's node up.
+  int toward = -1;  // the neighbour on the way to the root's node
+  bool onPath = false;
+  for (int at = rootNode, from = -1; at >= 0 && !onPath; from = at, at = nodeTreeParent(which, at, 0, nn))
+    if (at == node) {
+      onPath = true;
+      toward = from;
+    }
+  const int oldParent = nodeTreeParent(which, node, 0, nn);
+  int below[2];
+  const int nbelow = nodeTreeChildren(which, node, 0, nn, below);
+  int parentNode = oldParent, childNodes[3], nchildNodes = 0;
+  if (onPath) {
+    parentNode = toward;
+    if (oldParent >= 0) childNodes[nchildNodes++] = oldParent;
+  }
+  for (int c = 0; c < nbelow; ++c)
+    if (below[c] != parentNode) childNodes[nchildNodes++] = below[c];
+
+  // Rank level: each node's head and chain as in the rootless tree.
+  const int step = which == 1 ? -1 : 1;
+  auto headOf = [&](int k) { return l.order[which == 1 ? l.nodeStart[k + 1] - 1 : l.nodeStart[k]]; };
+  const int first = l.nodeStart[node], size = l.nodeStart[node + 1] - first;
+  const int headIndex = which == 1 ? size - 1 : 0, local = l.where[rank] - first;
+  BinaryTree t;
+  t.nchildren = 0;
+  for (int i = 0; i < kMaxTreeChildren; ++i) t.children[i] = -1;
+  const int head = l.order[first + headIndex];
+  auto addNodes = [&] {
+    for (int c = 0; c < nchildNodes; ++c) t.children[t.nchildren++] = headOf(childNodes[c]);
+  };
+  if (node != rootNode || root == head) {
+    const int index = mod(step * (local - headIndex), size);  // 0 at the head
+    t.parent = index > 0 ? l.order[first + mod(headIndex + step * (index - 1), size)]
+                         : (parentNode < 0 ? -1 : headOf(parentNode));
+    if (index == 0) addNodes();
+    if (index + 1 < size) t.children[t.nchildren++] = l.order[first + mod(headIndex + step * (index + 1), size)];
+    return t;
+  }
+  // The root's node, the root not its head: the root heads a chain of the
+  // node's ranks but the head, stepping from the root, and feeds the head.
+  const int rootLocal = l.where[root] - first, headAt = mod(step * (headIndex - rootLocal), size);
+  auto chainRank = [&](int index) {  // index 0 is the root; the head skipped
+    return l.order[first + mod(rootLocal + step * (index >= headAt ? index + 1 : index), size)];
+  };
+  if (rank == head) {
+    t.parent = root;
+    addNodes();
+    return t;
+  }
+  int index = mod(step * (local - rootLocal), size);
+  if (index > headAt) --index;
+  t.parent = index > 0 ? chainRank(index - 1) : -1;
+  if (index == 0) t.children[t.nchildren++] = head;
+  if (index + 1 < size - 1) t.children[t.nchildren++] = chainRank(index + 1);
   return t;
 }
 

@@ -14,7 +14,7 @@ template <typename T, typename Prims>
 CHORUS_HOST_DEVICE void reduceTree(const CollArgs &a, Prims &prims) {
   const T *src = static_cast<const T *>(a.sendbuf);
   T *dst = static_cast<T *>(a.recvbuf);
-  const BinaryTree tree = nodeTree(-1, a.rank, a.root, *a.nodes);
+  const BinaryTree tree = rootedTreeOf(a);
   const int parent[1] = {tree.parent};
   prims.connect(tree.children, tree.nchildren, parent, tree.parent < 0 ? 0 : 1);
   for (size_t off = 0; off < a.count && prims.ok(); off += a.sliceElems) {

@@ -330,18 +330,20 @@ int doublingNetRoundsOf(const int *nodeOf, int nranks) {
 }
 
 double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape, Engine engine) {
+  const bool rooted = coll == Coll::Bcast || coll == Coll::Reduce;
+  // The kernels' allreduce, bcast and reduce across GPU nodes whose NICs
+  // are known: their GPU links and NICs (tuner_kernels.cc); the one-shot
+  // keeps this model.
+  if (engine == Engine::Kernels && shape.nnodes > 1 && shape.kernelsNodeNetBytesPerUs > 0 && algo != Algo::Direct) {
+    if (coll == Coll::Allreduce) return kernelsAllreduceCostUs(algo, bytesArg, shape);
+    if (rooted) return kernelsRootedCostUs(coll, algo, bytesArg, shape);
+  }
   const double bytes = double(bytesArg), n = shape.nranks, nodes = shape.nnodes, m = shape.maxNodeRanks;
   const LinkClass net = netLinkOf(shape);
   const LinkClass &cross = shape.nnodes > 1 ? net : kShmLink;
   const double slot = double(paramInt(ParamId::ShmSlotSize));
   const double shmHops = m - 1;
   const double netHops = shape.nodeTreeDepth >= 0 ? shape.nodeTreeDepth : treeDepthOver(shape.nnodes);
-  const bool rooted = coll == Coll::Bcast || coll == Coll::Reduce;
-  // The kernels' allreduce across GPU nodes whose NICs are known: their
-  // GPU links and NICs (tuner_kernels.cc); the one-shot keeps this model.
-  if (engine == Engine::Kernels && coll == Coll::Allreduce && shape.nnodes > 1 &&
-      shape.kernelsNodeNetBytesPerUs > 0 && algo != Algo::Direct)
-    return kernelsAllreduceCostUs(algo, bytesArg, shape);
   // Where the NICs are known (their bandwidth, not the measured loopback's),
   // the terms chorus_sim found for CPU nodes apply; the measured constants
   // already hold the played layouts'.  Some are the host engine's alone.
@@ -589,7 +591,7 @@ Plan cheapestAcrossNodes(Coll coll, size_t bytes, const PlanShape &shape, bool k
   for (int i = 0; i < kCandidates; ++i) {
     costs[i] = modelCostUs(coll, candidates[i], bytes, shape, kernels ? Engine::Kernels : Engine::Host);
     if ((candidates[i] == Algo::Direct && (directCapped || somePeers || !oneShot)) ||
-        (candidates[i] == Algo::Tree && (treeCapped || (somePeers && rooted))) ||
+        (candidates[i] == Algo::Tree && treeCapped) ||
         (candidates[i] == Algo::RecursiveDoubling && kernels))
       costs[i] = kNotApplicable;
     if (costs[i] >= 0 && (bestUs < 0 || costs[i] < bestUs)) {
@@ -712,13 +714,13 @@ constexpr double kKernelsDirectNicQueueUs = 4.0;
 Plan planForKernels(Coll coll, size_t bytes, const PlanShape &shape, const Plan &host) {
   const Forced forced = forcedSetting();
   const int n = shape.nranks;
-  // Links to a few remote peers only (cuda/device_links.h): no one-shot
-  // and no rooted tree, which reach beyond them, even where asked for; the
-  // model's cheapest of what the links reach instead.
+  // Links to a few remote peers only (cuda/device_links.h): no one-shot,
+  // which reaches beyond them, even where asked for; the model's cheapest
+  // of what the links reach instead.  (Bcast and reduce trees keep to
+  // them: patterns.h, nodeTreeOnLinks.)
   const bool somePeers = shape.nnodes > 1 && !shape.kernelsEveryPeer;
   const bool rooted = coll == Coll::Bcast || coll == Coll::Reduce;
-  if (somePeers && (host.algo == Algo::Direct || (host.algo == Algo::Tree && rooted)))
-    return cheapestAcrossNodes(coll, bytes, shape, true);
+  if (somePeers && host.algo == Algo::Direct) return cheapestAcrossNodes(coll, bytes, shape, true);
   // Where the nodes' NICs are known and no limit is set, the NICs' queue
   // bounds the one-shot across nodes too; past it, not even the host
   // plan's one-shot.
@@ -726,18 +728,30 @@ Plan planForKernels(Coll coll, size_t bytes, const PlanShape &shape, const Plan 
   const bool nicQueueLong = shape.nnodes > 1 && shape.kernelsNodeNetBytesPerUs > 0 &&
                             paramInt(ParamId::DirectMaxBytes) < 0 && forced == Forced::None &&
                             m * (n - m) * double(bytes) > kKernelsDirectNicQueueUs * shape.kernelsNodeNetBytesPerUs;
+  const bool modelled = (coll == Coll::Allreduce || rooted) && shape.nnodes > 1 &&
+                        shape.kernelsNodeNetBytesPerUs > 0 && forced == Forced::None;
   if (!somePeers && !nicQueueLong && coll != Coll::Alltoall && coll != Coll::Barrier && forced == Forced::None &&
       host.algo != Algo::Local && n >= 2 && directFits(n) &&
-      bytes <= limitFromParam(ParamId::DirectMaxBytes, kKernelsDirectFanInBytes / size_t(n - 1)))
+      bytes <= limitFromParam(ParamId::DirectMaxBytes, kKernelsDirectFanInBytes / size_t(n - 1))) {
+    // A bcast or reduce across GPU nodes: the one-shot only where the
+    // model has it cheaper than the tree and the chain (chorus_sim, 3 x 4
+    // GH200, 8 B broadcast: the one-shot's 8 messages from the root's NIC
+    // 11.6 us, the tree 9.4).
+    if (modelled && rooted) {
+      const Plan other = cheapestAcrossNodes(coll, bytes, shape, true, false);
+      if (modelCostUs(coll, other.algo, bytes, shape, Engine::Kernels) <
+          kernelsRootedCostUs(coll, Algo::Direct, bytes, shape))
+        return other;
+    }
     return {Algo::Direct, "device buffers: one-shot while (n - 1) x the vector stays under 1 MiB"};
+  }
   if (nicQueueLong && host.algo == Algo::Direct)
     return cheapestAcrossNodes(coll, bytes, shape, true, false);
-  // Past the one-shot, an allreduce across GPU nodes whose NICs are known
-  // takes the cheapest of the ring, the tree and the hierarchy by the
-  // kernels' own model, not the host plan's measured constants
-  // (tuner_kernels.cc).
-  if (coll == Coll::Allreduce && shape.nnodes > 1 && shape.kernelsNodeNetBytesPerUs > 0 && forced == Forced::None)
-    return cheapestAcrossNodes(coll, bytes, shape, true, false);
+  // Past the one-shot, an allreduce, bcast or reduce across GPU nodes
+  // whose NICs are known takes the cheapest of its ring or chain, tree and
+  // hierarchy by the kernels' own model, not the host plan's measured
+  // constants (tuner_kernels.cc).
+  if (modelled) return cheapestAcrossNodes(coll, bytes, shape, true, false);
   switch (host.algo) {
     case Algo::Local:
     case Algo::Direct:

@@ -1,5 +1,6 @@
-// The kernels' allreduce across GPU nodes whose NICs the topology names: a
-// cost model of its own, over the node's GPU links and NICs.
+// The kernels' allreduce, bcast and reduce across GPU nodes whose NICs the
+// topology names: a cost model of their own, over the node's GPU links and
+// NICs (the bcast and reduce below the allreduce).
 //
 // The host model (tuner.cc) charges a hop in the node at CPU shared
 // memory's measured 7 GB/s and a hop between nodes at UCX tcp's, which
@@ -28,8 +29,10 @@
 // 0.6-12x and 1.25-36x.
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "coll/algorithms.h"
+#include "coll/patterns.h"
 
 namespace chorus {
 
@@ -93,6 +96,98 @@ double kernelsAllreduceCostUs(Algo algo, size_t bytesArg, const PlanShape &shape
       const double latencyUs = netHops * (netHopUs + kRdmaMessageEndUs) + (m - 1) * gpuHopUs;
       const double transferUs = netHops * 2 * slice / nic + (m - 1) * slice / gpuLink;
       return roundTrips * (3 * latencyUs + 2 * transferUs);
+    }
+    default:
+      return -1.0;
+  }
+}
+
+RootedTreeCost rootedNodeTreeCostOf(int nnodes, bool onLinks) {
+  RootedTreeCost cost;
+  if (nnodes < 2) return cost;
+  // One rank a node: the trees' node level alone, their heads' children
+  // in the order they are sent to.
+  std::vector<int> order(static_cast<size_t>(nnodes)), nodeStart(static_cast<size_t>(nnodes) + 1);
+  for (int i = 0; i <= nnodes; ++i) {
+    if (i < nnodes) order[size_t(i)] = i;
+    nodeStart[size_t(i)] = i;
+  }
+  const NodeLayout l{nnodes, nnodes, order.data(), order.data(), nodeStart.data(), order.data()};
+  struct Reached {
+    int node, hops, sends;
+  };
+  std::vector<Reached> todo{{0, 0, 0}};
+  while (!todo.empty()) {
+    const Reached at = todo.back();
+    todo.pop_back();
+    cost.hops = std::max(cost.hops, at.hops);
+    cost.sends = std::max(cost.sends, at.sends);
+    const BinaryTree t = onLinks ? nodeTreeOnLinks(at.node, 0, l) : nodeTree(-1, at.node, 0, l);
+    cost.fanOut = std::max(cost.fanOut, t.nchildren);
+    for (int c = 0; c < t.nchildren; ++c) todo.push_back({t.children[c], at.hops + 1, at.sends + c + 1});
+  }
+  return cost;
+}
+
+// The kernels' bcast and reduce across the same nodes (bcast_chain.h,
+// reduce_chain.h, bcast_tree.h, reduce_tree.h).  Every channel runs the
+// algorithm on its piece of the vector:
+//   chain: the first slice crosses every hop in turn (the node's GPU hops,
+//     one network hop a node), then the rest streams at a ring step's
+//     pace: each channel's rotated ring leaves a node through its own NIC;
+//   tree: all channels share one tree, so a head's node children take
+//     every channel's slices through that head's NIC, one copy each.  The
+//     first slice waits on each network hop for the head's earlier child
+//     (its message end), then down its node's chain.
+// Where only the streaming peers are linked the tree keeps to a rootless
+// tree's links (nodeTreeOnLinks): the way up from the root's node and down
+// again, and up to three node children at the root's node's head.  The
+// plan does not know the root: root 0's, the common one, is costed.
+// Against chorus_sim's three GPU presets on 2 to 64 nodes, 8 B to 32 MiB,
+// the model's time is 0.9-1.1x the simulated (perf/RESULTS.md), where the
+// host model's was 0.5-58x.
+double kernelsRootedCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape) {
+  if (shape.nnodes < 2 || shape.kernelsNodeNetBytesPerUs <= 0 || (coll != Coll::Bcast && coll != Coll::Reduce))
+    return -1.0;
+  const double bytes = double(bytesArg), n = shape.nranks, nodes = shape.nnodes, m = shape.maxNodeRanks;
+  const double gpuLink = shape.kernelsNodeLinkBytesPerUs > 0 ? shape.kernelsNodeLinkBytesPerUs : kPcieGpuBytesPerUs;
+  const double nodeNet = shape.kernelsNodeNetBytesPerUs;
+  const double nic = shape.kernelsNicBytesPerUs > 0 ? std::min(shape.kernelsNicBytesPerUs, nodeNet) : nodeNet / m;
+  const double nics = std::max(1.0, std::round(nodeNet / nic));
+  const double gpuHopUs = kGpuHopUs + 2 * kGpuMessageEndUs;
+  const double netHopUs = kRdmaLatencyUs + 2 * kRdmaMessageEndUs;
+  const double channels = double(std::max(shape.kernelsChannels, 1));
+  const double slice = shape.kernelsSliceBytes > 0 ? std::min(bytes, shape.kernelsSliceBytes) : bytes;
+  switch (algo) {
+    case Algo::Direct: {
+      // The root's NIC sends (or takes) every remote rank's vector, one
+      // message after the other (chorus_sim, 2 x 4 GH200: 7.6 us at 8 B,
+      // 10.2 at 32 KiB; 3 x 4: 11.6 at 8 B); the node's own ranks' copies
+      // run beside them on NVLink.
+      const double remote = n - m;
+      return netHopUs + (remote - 1) * kRdmaMessageEndUs + remote * bytes / nic;
+    }
+    case Algo::Chain: {
+      const double nicsUsed = std::min({nics, m, std::ceil(std::min(channels, m) / (m / nics))});
+      const double netBytesPerUs = nic * channels / std::ceil(channels / nicsUsed);
+      // A bcast's chain leaves the root's node once and enters each other;
+      // a reduce's ends at the root, so it starts after it and enters its
+      // node again at the end (root 0 first on its node).
+      const double crossings = coll == Coll::Reduce ? nodes : nodes - 1;
+      const double fill = crossings * (netHopUs + slice / netBytesPerUs) + (n - 1 - crossings) * (gpuHopUs + slice / gpuLink);
+      return fill + (bytes - slice) / std::min(gpuLink, netBytesPerUs);
+    }
+    case Algo::Tree: {
+      // The first slice to the farthest node waits on the way for every
+      // send of its heads before its own (a head sends to its node
+      // children in turn), then runs down that node's chain.
+      const RootedTreeCost tree = shape.kernelsRootedTree.hops > 0
+                                      ? shape.kernelsRootedTree
+                                      : rootedNodeTreeCostOf(shape.nnodes, !shape.kernelsEveryPeer);
+      const double hops = tree.hops, sends = std::max(tree.sends, tree.hops);
+      const double fill = hops * netHopUs + (sends - hops) * kRdmaMessageEndUs + sends * slice / nic +
+                          (m - 1) * (gpuHopUs + slice / gpuLink);
+      return fill + (bytes - slice) / std::min(nic / std::max(tree.fanOut, 1), gpuLink);
     }
     default:
       return -1.0;

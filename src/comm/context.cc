@@ -319,6 +319,7 @@ void assignNodes(Context &ctx, const std::vector<uint64_t> &hosts, const std::ve
   // (Agreed setting, the layout every rank's: every rank plans alike.)
   ctx.planShape.kernelsEveryPeer =
       ctx.nnodes < 2 || cudaNetLinksEveryPeer(ctx.nodeLayout, paramString(ParamId::NetDeviceLinks));
+  ctx.planShape.kernelsRootedTree = rootedNodeTreeCostOf(ctx.nnodes, !ctx.planShape.kernelsEveryPeer);
   ctx.localPrev.clear();
   ctx.crossPrev.clear();
   if (equal) {

@@ -359,8 +359,8 @@ Status createState(PeerLinks &ctx, CudaAttachment &cuda, const NodeLayout *nodes
                 cudaNetGdr(*st->net) ? "device memory (GPUDirect RDMA)" : "pinned host memory (no GPUDirect RDMA)",
                 st->netEveryPeer ? ""
                                  : "; linked to the streaming algorithms' peers only (CHORUS_NET_DEVICE_LINKS): no "
-                                   "one-shot or rooted tree across nodes, the alltoall and small bcasts and reduces "
-                                   "staged through host memory");
+                                   "one-shot across nodes, bcast and reduce trees over the rootless trees' links, "
+                                   "the alltoall staged through host memory");
   CHORUS_INFO(kSubsysCuda,
               "CUDA executor ready on GPU %d: %d channels x %d slots of %zu bytes (LL: %zu) per peer, %zu KiB of FIFOs",
               st->device, st->nchannels, kCudaSlots, kCudaSlotBytes, kCudaLLSlotBytes,
@@ -530,11 +530,10 @@ Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req,
   if (req.coll == Coll::Barrier) return Status::InternalError;  // the API runs barriers on the host
   // Links to the streaming peers only (cuda/device_links.h): the planner
   // and the staging keep the algorithms that reach beyond them away; a
-  // kernel sent there would follow null FIFO pointers.
+  // kernel sent there would follow null FIFO pointers.  (Bcast and reduce
+  // trees keep to those links there: CollArgs::rootedTreeOnLinks.)
   const Algo algo = Algo(req.algo);
-  if (st.net && !st.netEveryPeer &&
-      (algo == Algo::Direct || algo == Algo::Pairwise ||
-       (algo == Algo::Tree && (req.coll == Coll::Bcast || req.coll == Coll::Reduce)))) {
+  if (st.net && !st.netEveryPeer && (algo == Algo::Direct || algo == Algo::Pairwise)) {
     snprintf(errText, errLen, "the device links reach only the streaming algorithms' peers on other nodes, not %s's "
              "(CHORUS_NET_DEVICE_LINKS)", algoName(algo));
     return Status::InternalError;
@@ -595,6 +594,7 @@ Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req,
   a.nchannels = nch;
   a.algo = int(req.algo);
   a.phase = 0;
+  a.rootedTreeOnLinks = st.net && !st.netEveryPeer;
 
   int cur = -1;
   CHORUS_CUDACHECK(cudaGetDevice(&cur));

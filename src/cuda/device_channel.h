@@ -164,6 +164,7 @@ struct alignas(16) DevCollArgs {
   int nchannels;
   int algo;              // chorus::Algo
   int phase;             // the hierarchical allreduce's launches: which phase (kernels_impl.cuh)
+  int rootedTreeOnLinks; // CollArgs::rootedTreeOnLinks: only the streaming peers are linked
 };
 
 }  // namespace chorus

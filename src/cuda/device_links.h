@@ -7,11 +7,13 @@
 // node grows with the job: 17 GiB a rank at 16,384 ranks on one channel
 // (chorus_sim --resources).  So beyond kCudaNetLinkBudget the proxy links
 // only the peers the kernels' streaming algorithms exchange with, a fixed
-// handful whatever the scale, and the algorithms whose peers are not fixed
-// (the one-shots, the alltoall, the rooted node trees of bcast and reduce,
-// which hang from the root) are not planned on the kernels there: the
-// planner takes the chain or another of the model's candidates, and the
-// alltoall runs staged through host memory (api/collectives.cc).
+// handful whatever the scale, and the algorithms that reach every peer
+// (the one-shots, the alltoall) are not planned on the kernels there: the
+// planner takes another of the model's candidates, and the alltoall runs
+// staged through host memory (api/collectives.cc).  Bcast and reduce trees
+// keep to the rootless trees' links, pointed at the root (coll/patterns.h:
+// nodeTreeOnLinks), where the tree hung from the root would need links
+// that move with it.
 //
 // Header-only and free of CUDA and I/O: the set-up, the planner's shape,
 // the footprint and chorus_sim compute the same sets from the node layout.

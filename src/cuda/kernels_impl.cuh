@@ -50,6 +50,7 @@ __device__ CollArgs channelArgs(const DevCollArgs &d) {
   a.ringOrder = d.ringOrder ? d.ringOrder + size_t(blockIdx.x) * size_t(d.nranks) : nullptr;
   a.ringWhere = d.ringWhere ? d.ringWhere + size_t(blockIdx.x) * size_t(d.nranks) : nullptr;
   a.nodes = d.nodes;
+  a.rootedTreeOnLinks = d.rootedTreeOnLinks != 0;
   if (d.nchannels > 1) {
     static_assert(sizeof(T) <= 16 && 16 % sizeof(T) == 0, "channel pieces are whole 16-byte vectors");
     constexpr size_t kAlign = 16 / sizeof(T);

@@ -12,8 +12,9 @@
 # which there differs from rank order), and 4 nodes of 2 with the device
 # links made only to the streaming algorithms' peers
 # (CHORUS_NET_DEVICE_LINKS=streaming: some ranks on other nodes never
-# linked, the alltoall and small bcasts and reduces staged through host
-# memory, the hierarchy's rails and rank-order tail on the kernels).
+# linked, the alltoall staged through host memory, the hierarchy's rails
+# and rank-order tail on the kernels, and the bcast and reduce trees, from
+# every root, on the rootless trees' links).
 # np4-2x2.sh runs every op; here every layout runs the sums and the pair
 # types' ops, and the hierarchies AVG too (every type summed across the
 # rails, the division held back), large cases at 2 MiB; the first op runs
@@ -63,6 +64,16 @@ for run in "2 each ring 1 $(ops "$layout_ops") auto" "6 3x2 hierarchical auto $(
       echo "FAIL: $staged of $1 ranks staged their alltoalls through host memory"
       status=1
     fi
+    # Bcasts and reduces ran on the kernels on every rank (nothing staged),
+    # trees among them.
+    for coll in bcast reduce; do
+      kernels=$(printf '%s\n' "$out" | grep -c "^CHORUS STATS comm 0 rank [0-9]*/$1: $coll calls=[1-9].* staged=0$")
+      trees=$(printf '%s\n' "$out" | grep -c "^CHORUS STATS comm 0 rank [0-9]*/$1: $coll calls=.* algos=\(.*,\)\{0,1\}tree:[1-9]")
+      if [ "$kernels" -lt "$1" ] || [ "$trees" -lt "$1" ]; then
+        echo "FAIL: $kernels of $1 ranks ran every $coll on the kernels, $trees ran trees"
+        status=1
+      fi
+    done
   fi
   # Every rank said which slots it used (CHORUS_DEBUG=INFO).
   want="slots in pinned host memory"

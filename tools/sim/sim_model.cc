@@ -56,9 +56,10 @@ Machine gpuMachine(std::string name, std::string description, int gpus, double n
   m.copyGbPerS = 1500;
   m.gpu = true;
   m.sharedMemory = false;
-  // The device engine's 16 channels of 128 KiB slots, 4 deep
-  // (cuda/device_channel.h), seen as one channel of their sum.
-  m.sliceBytes = m.allPeerSliceBytes = size_t(16) * (128 << 10);
+  // A GPU's 16 channels (kCudaMaxChannels off the emulation, whose
+  // builds run fewer) of full slots (cuda/device_channel.h), seen as one
+  // channel of their sum, as comm/context.cc's plan shape does.
+  m.sliceBytes = m.allPeerSliceBytes = kCudaSlotBytes * 16;
   return m;
 }
 
@@ -155,6 +156,7 @@ PlanShape planShapeOf(const Machine &m, const Layout &l) {
   for (int r = 0; r < l.nranks(); ++r) nodeOf[size_t(r)] = l.nodeOf(r);
   shape.doublingNetRounds = doublingNetRoundsOf(nodeOf.data(), l.nranks());
   shape.kernelsEveryPeer = kernelsReachEveryPeer(l);
+  shape.kernelsRootedTree = rootedNodeTreeCostOf(l.nodes, !shape.kernelsEveryPeer);
   shape.cpuShare = m.cpuShareOf(l.nranks());  // as comm/context.cc: ranks on the machine per core
   shape.singleCopy = false;  // cross-memory attach is a runtime permission (ptrace scope): not assumed
   // CPU nodes of their own: the planner knows their NICs (comm/context.cc);
@@ -193,8 +195,9 @@ bool algorithmApplies(const Machine &m, const Layout &l, Coll coll, Algo algo) {
   const bool severalNodes = l.nodes > 1;
   const bool kernels = engineOf(m, l) == Engine::Kernels;
   // The kernels' links to a few remote peers only (cuda/device_links.h):
-  // no one-shot, no rooted tree (the alltoall's pairwise exchange is the
-  // same schedule, staged through host memory in the library).
+  // no one-shot (the alltoall's pairwise exchange is the same schedule,
+  // staged through host memory in the library); the rooted trees keep to
+  // the rootless trees' links (recordRank).
   const bool somePeers = kernels && !kernelsReachEveryPeer(l);
   const bool rooted = coll == Coll::Bcast || coll == Coll::Reduce;
   if (n == 1) return algo == Algo::Local;
@@ -206,7 +209,7 @@ bool algorithmApplies(const Machine &m, const Layout &l, Coll coll, Algo algo) {
     case Algo::Direct:
       return n <= kMaxDirectRanks && coll != Coll::Alltoall && !somePeers;
     case Algo::Tree:  // (the kernels have the node trees too)
-      return coll == Coll::Allreduce || (severalNodes && rooted && !somePeers);
+      return coll == Coll::Allreduce || (severalNodes && rooted);
     case Algo::RecursiveDoubling:
       return !kernels && isPowerOfTwo(n) &&
              (coll == Coll::Allreduce || coll == Coll::Allgather || coll == Coll::ReduceScatter);
@@ -280,6 +283,8 @@ void recordRank(const Machine &m, const Layout &l, const LayoutTables &t, Coll c
     a.ringOrder = t.order.data();
     a.ringWhere = t.where.data();
     a.nodes = &t.layout;
+    // As the kernels run bcast and reduce trees there (cuda_executor.cc).
+    a.rootedTreeOnLinks = engineOf(m, l) == Engine::Kernels && !kernelsReachEveryPeer(l);
   }
   SimChannel ch;
   ch.publish = l.nodes == 1 && m.sharedMemory;
