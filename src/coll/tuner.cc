@@ -736,8 +736,8 @@ Plan planForKernels(Coll coll, size_t bytes, const PlanShape &shape, const Plan 
     // A bcast or reduce across GPU nodes: the one-shot only where the
     // model has it cheaper than the tree and the chain (chorus_sim, 3 x 4
     // GH200, 8 B broadcast: the one-shot's 8 messages from the root's NIC
-    // 11.6 us, the tree 9.4).
-    if (modelled && rooted) {
+    // 11.6 us, the tree 9.4), unless CHORUS_DIRECT_MAX_BYTES says where.
+    if (modelled && rooted && paramInt(ParamId::DirectMaxBytes) < 0) {
       const Plan other = cheapestAcrossNodes(coll, bytes, shape, true, false);
       if (modelCostUs(coll, other.algo, bytes, shape, Engine::Kernels) <
           kernelsRootedCostUs(coll, Algo::Direct, bytes, shape))
