@@ -48,30 +48,54 @@ constexpr double kPcieGpuBytesPerUs = 20000.0;
 // of its FIFO, at HBM's speed (bytes out).
 constexpr double kGpuFoldBytesPerUs = 1.0e6, kGpuCopyBytesPerUs = 1.5e6;
 
+// What every algorithm's cost reads of the nodes, from the plan's shape.
+struct GpuNodeLinks {
+  double gpuLink;   // between two GPUs of a node, bytes/us
+  double nodeNet;   // the node's NICs together
+  double nic;       // one NIC (the node's share per rank when not known)
+  double rail;      // a GPU's share of the NICs when all send at once
+  double nics;      // NICs a node
+  double channels;  // the kernels' channels
+  double gpuHopUs, netHopUs;
+};
+
+GpuNodeLinks linksOf(const PlanShape &shape) {
+  GpuNodeLinks k;
+  const double m = shape.maxNodeRanks;
+  k.gpuLink = shape.kernelsNodeLinkBytesPerUs > 0 ? shape.kernelsNodeLinkBytesPerUs : kPcieGpuBytesPerUs;
+  k.nodeNet = shape.kernelsNodeNetBytesPerUs;
+  k.nic = shape.kernelsNicBytesPerUs > 0 ? std::min(shape.kernelsNicBytesPerUs, k.nodeNet) : k.nodeNet / m;
+  k.rail = std::min(k.nodeNet / m, k.nic);
+  k.nics = std::max(1.0, std::round(k.nodeNet / k.nic));
+  k.channels = double(std::max(shape.kernelsChannels, 1));
+  k.gpuHopUs = kGpuHopUs + 2 * kGpuMessageEndUs;
+  k.netHopUs = kRdmaLatencyUs + 2 * kRdmaMessageEndUs;
+  return k;
+}
+
+// A ring's (or chain's) step between nodes: channel c's share enters the
+// next node through the NIC of its local rank c (cuda_executor.cc,
+// copyNodeLayout), which m / nics ranks share, so the busiest NIC's
+// channels set the pace (chorus_sim, 4 x 8 H100, 9 channels: 225 GB/s a
+// step, two on one NIC; 16 x 8 A100 with 4 NICs, 2 channels: 25, both on
+// the first).
+double ringNetBytesPerUs(const GpuNodeLinks &k, double m) {
+  const double nicsUsed = std::min({k.nics, m, std::ceil(std::min(k.channels, m) / (m / k.nics))});
+  return k.nic * k.channels / std::ceil(k.channels / nicsUsed);
+}
+
 }  // namespace
 
 double kernelsAllreduceCostUs(Algo algo, size_t bytesArg, const PlanShape &shape) {
   if (shape.nnodes < 2 || shape.kernelsNodeNetBytesPerUs <= 0) return -1.0;
   const double bytes = double(bytesArg), n = shape.nranks, nodes = shape.nnodes, m = shape.maxNodeRanks;
-  const double gpuLink = shape.kernelsNodeLinkBytesPerUs > 0 ? shape.kernelsNodeLinkBytesPerUs : kPcieGpuBytesPerUs;
-  // A GPU's share of its node's NICs when all send at once (the
-  // hierarchy's rails), and one NIC when one sends (the tree's heads).
-  const double nodeNet = shape.kernelsNodeNetBytesPerUs;
-  const double nic = shape.kernelsNicBytesPerUs > 0 ? std::min(shape.kernelsNicBytesPerUs, nodeNet) : nodeNet / m;
-  const double rail = std::min(nodeNet / m, nic);
-  const double nics = std::max(1.0, std::round(nodeNet / nic));
-  const double gpuHopUs = kGpuHopUs + 2 * kGpuMessageEndUs;
-  const double netHopUs = kRdmaLatencyUs + 2 * kRdmaMessageEndUs;
+  // (The hierarchy's rails each take a GPU's share of the node's NICs;
+  // the tree's heads one NIC.)
+  const GpuNodeLinks k = linksOf(shape);
+  const double gpuLink = k.gpuLink, nic = k.nic, rail = k.rail, gpuHopUs = k.gpuHopUs, netHopUs = k.netHopUs;
   switch (algo) {
     case Algo::Ring: {
-      // Channel c's share enters the next node through the NIC of its
-      // local rank c (cuda_executor.cc, copyNodeLayout), which m / nics
-      // ranks share: the busiest NIC's channels set the pace (chorus_sim,
-      // 4 x 8 H100, 9 channels: 225 GB/s a step, two on one NIC; 16 x 8
-      // A100 with 4 NICs, 2 channels: 25, both on the first).
-      const double channels = double(std::max(shape.kernelsChannels, 1));
-      const double nicsUsed = std::min({nics, m, std::ceil(std::min(channels, m) / (m / nics))});
-      const double stepBytesPerUs = std::min(gpuLink, nic * channels / std::ceil(channels / nicsUsed));
+      const double stepBytesPerUs = std::min(gpuLink, ringNetBytesPerUs(k, m));
       const double netShare = nodes / n;
       const double stepLatencyUs = netShare * netHopUs + (1 - netShare) * gpuHopUs;
       return 2 * (n - 1) * (stepLatencyUs + bytes / n / stepBytesPerUs);
@@ -143,20 +167,15 @@ RootedTreeCost rootedNodeTreeCostOf(int nnodes, bool onLinks) {
 // tree's links (nodeTreeOnLinks): the way up from the root's node and down
 // again, and up to three node children at the root's node's head.  The
 // plan does not know the root: root 0's, the common one, is costed.
-// Against chorus_sim's three GPU presets on 2 to 64 nodes, 8 B to 32 MiB,
-// the model's time is 0.9-1.1x the simulated (perf/RESULTS.md), where the
-// host model's was 0.5-58x.
+// Against chorus_sim's three GPU presets on 2 to 64 nodes, 8 B to 128 MiB,
+// the model's time is 0.76-1.00x the simulated chain's and 0.88-1.00x the
+// tree's (perf/RESULTS.md), where the host model's was 0.5-58x.
 double kernelsRootedCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape) {
   if (shape.nnodes < 2 || shape.kernelsNodeNetBytesPerUs <= 0 || (coll != Coll::Bcast && coll != Coll::Reduce))
     return -1.0;
   const double bytes = double(bytesArg), n = shape.nranks, nodes = shape.nnodes, m = shape.maxNodeRanks;
-  const double gpuLink = shape.kernelsNodeLinkBytesPerUs > 0 ? shape.kernelsNodeLinkBytesPerUs : kPcieGpuBytesPerUs;
-  const double nodeNet = shape.kernelsNodeNetBytesPerUs;
-  const double nic = shape.kernelsNicBytesPerUs > 0 ? std::min(shape.kernelsNicBytesPerUs, nodeNet) : nodeNet / m;
-  const double nics = std::max(1.0, std::round(nodeNet / nic));
-  const double gpuHopUs = kGpuHopUs + 2 * kGpuMessageEndUs;
-  const double netHopUs = kRdmaLatencyUs + 2 * kRdmaMessageEndUs;
-  const double channels = double(std::max(shape.kernelsChannels, 1));
+  const GpuNodeLinks k = linksOf(shape);
+  const double gpuLink = k.gpuLink, nic = k.nic, gpuHopUs = k.gpuHopUs, netHopUs = k.netHopUs;
   const double slice = shape.kernelsSliceBytes > 0 ? std::min(bytes, shape.kernelsSliceBytes) : bytes;
   switch (algo) {
     case Algo::Direct: {
@@ -168,8 +187,7 @@ double kernelsRootedCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShap
       return netHopUs + (remote - 1) * kRdmaMessageEndUs + remote * bytes / nic;
     }
     case Algo::Chain: {
-      const double nicsUsed = std::min({nics, m, std::ceil(std::min(channels, m) / (m / nics))});
-      const double netBytesPerUs = nic * channels / std::ceil(channels / nicsUsed);
+      const double netBytesPerUs = ringNetBytesPerUs(k, m);
       // A bcast's chain leaves the root's node once and enters each other;
       // a reduce's ends at the root, so it starts after it and enters its
       // node again at the end (root 0 first on its node).
