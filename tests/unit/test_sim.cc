@@ -402,6 +402,26 @@ BOOST_AUTO_TEST_CASE(the_kernels_one_shot_across_nodes_stops_at_the_nics_queue) 
   }
 }
 
+// The kernels' own model (coll/tuner_kernels.cc) is what modelCostUs gives
+// for `coll` by `algo` on `nodes` of `preset`, within [low, high] x the
+// simulated time.
+static void checkKernelsModel(const char *preset, int nodes, Coll coll, Algo algo, size_t bytes, double low,
+                              double high) {
+  const Machine gpu = *findPreset(preset);
+  Layout l;
+  l.nodes = nodes;
+  l.ranksPerNode = gpu.ranksPerNode;
+  const SimResult r = simulate(gpu, l, recordCollective(gpu, l, coll, algo, bytes, 8));
+  BOOST_TEST_REQUIRE(r.ok, r.why);
+  const PlanShape shape = planShapeOf(gpu, l);
+  const double modelUs = modelCostUs(coll, algo, bytes, shape, Engine::Kernels);
+  BOOST_TEST(modelUs == (coll == Coll::Allreduce ? kernelsAllreduceCostUs(algo, bytes, shape)
+                                                  : kernelsRootedCostUs(coll, algo, bytes, shape)));
+  BOOST_TEST((modelUs >= low * r.timeUs && modelUs <= high * r.timeUs),
+             preset << ", " << nodes << " nodes, " << collName(coll) << " " << algoName(algo) << " " << bytes
+                    << " B: modelled " << modelUs << " us, simulated " << r.timeUs);
+}
+
 // The kernels' allreduce across GPU nodes had the host's model, whose hops
 // are CPU shared memory's measured 7 GB/s and UCX tcp's: the hierarchy 3.6x
 // the simulated time on 2,048 nodes of 8 H100 at 128 MiB, and 0.3-0.5x the
@@ -421,20 +441,7 @@ BOOST_AUTO_TEST_CASE(the_kernels_allreduce_model_tracks_the_simulator) {
                         {"8xh100", 64, Algo::Hierarchical, k64K},  {"8xa100", 4, Algo::Hierarchical, k16M},
                         {"8xh100", 16, Algo::Tree, k64K},          {"8xh100", 4, Algo::Tree, k16M},
                         {"8xa100", 16, Algo::Tree, size_t(2) << 20}, {"4xgh200", 2, Algo::Tree, 64}};
-  for (const Case &c : cases) {
-    const Machine gpu = *findPreset(c.preset);
-    Layout l;
-    l.nodes = c.nodes;
-    l.ranksPerNode = gpu.ranksPerNode;
-    const SimResult r = simulate(gpu, l, recordCollective(gpu, l, Coll::Allreduce, c.algo, c.bytes, 8));
-    BOOST_TEST_REQUIRE(r.ok, r.why);
-    const PlanShape shape = planShapeOf(gpu, l);
-    const double modelUs = modelCostUs(Coll::Allreduce, c.algo, c.bytes, shape, Engine::Kernels);
-    BOOST_TEST(modelUs == kernelsAllreduceCostUs(c.algo, c.bytes, shape));
-    BOOST_TEST((modelUs >= 0.8 * r.timeUs && modelUs <= 1.7 * r.timeUs),
-               c.preset << ", " << c.nodes << " nodes, " << algoName(c.algo) << " " << c.bytes << " B: modelled "
-                        << modelUs << " us, simulated " << r.timeUs);
-  }
+  for (const Case &c : cases) checkKernelsModel(c.preset, c.nodes, Coll::Allreduce, c.algo, c.bytes, 0.8, 1.7);
 }
 
 // With it the kernels' plan takes, across GPU nodes, an allreduce within
@@ -491,20 +498,7 @@ BOOST_AUTO_TEST_CASE(the_kernels_rooted_model_tracks_the_simulator) {
                         {"8xh100", 64, Coll::Reduce, Algo::Tree, k2M},    {"4xgh200", 4, Coll::Reduce, Algo::Chain, k2M},
                         {"4xgh200", 2, Coll::Bcast, Algo::Tree, k32K},    {"8xa100", 16, Coll::Bcast, Algo::Chain, k32K},
                         {"8xa100", 4, Coll::Reduce, Algo::Tree, k32M},    {"8xh100", 4, Coll::Bcast, Algo::Tree, k2M}};
-  for (const Case &c : cases) {
-    const Machine gpu = *findPreset(c.preset);
-    Layout l;
-    l.nodes = c.nodes;
-    l.ranksPerNode = gpu.ranksPerNode;
-    const SimResult r = simulate(gpu, l, recordCollective(gpu, l, c.coll, c.algo, c.bytes, 8));
-    BOOST_TEST_REQUIRE(r.ok, r.why);
-    const PlanShape shape = planShapeOf(gpu, l);
-    const double modelUs = modelCostUs(c.coll, c.algo, c.bytes, shape, Engine::Kernels);
-    BOOST_TEST(modelUs == kernelsRootedCostUs(c.coll, c.algo, c.bytes, shape));
-    BOOST_TEST((modelUs >= 0.75 * r.timeUs && modelUs <= 1.25 * r.timeUs),
-               c.preset << ", " << c.nodes << " nodes, " << collName(c.coll) << " " << algoName(c.algo) << " "
-                        << c.bytes << " B: modelled " << modelUs << " us, simulated " << r.timeUs);
-  }
+  for (const Case &c : cases) checkKernelsModel(c.preset, c.nodes, c.coll, c.algo, c.bytes, 0.75, 1.25);
 }
 
 // With it the plan of a device bcast or reduce across GPU nodes is within
