@@ -67,8 +67,11 @@ struct PlanShape {
   // between nodes spreads over their NICs) and the slice they stream.
   double kernelsNicBytesPerUs = 0;
   double kernelsNodeLinkBytesPerUs = 0;
+  // and the slots of a FIFO, the slices a sender runs ahead of the credits
+  // (0: not known).
   int kernelsChannels = 1;
   double kernelsSliceBytes = 0;
+  int kernelsFifoSlots = 0;
   // The kernels' bcast and reduce tree (rootedNodeTreeCostOf, on the links
   // kernelsEveryPeer says).
   RootedTreeCost kernelsRootedTree;

@@ -23,10 +23,11 @@
 //     slice twice each way (two halves, a head's two child nodes).
 // The figures are those chorus_sim's GPU presets take (published NVLink and
 // InfiniBand figures): no GPU has checked them.  Against chorus_sim's three
-// GPU presets on 2 to 64 nodes, 8 B to 128 MiB, the model's time is 0.87-
-// 1.53x the simulated ring's, 0.86-1.64x the tree's and 0.94-1.31x the
-// hierarchy's (perf/RESULTS.md), where the host model's was 2.3-92x,
-// 0.6-12x and 1.25-36x.
+// GPU presets on 2 to 64 nodes, 8 B to 128 MiB, on the slices the kernels
+// run (a full slot a channel), the model's time is 0.87-1.65x the
+// simulated ring's, 0.91-1.64x the tree's and 0.73-1.15x the hierarchy's
+// (perf/RESULTS.md), where the host model's was 2.3-92x, 0.6-12x and
+// 1.25-36x.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -57,6 +58,11 @@ struct GpuNodeLinks {
   double nics;      // NICs a node
   double channels;  // the kernels' channels
   double gpuHopUs, netHopUs;
+  // A FIFO's slots in flight over a credit's round trip: the most a
+  // stream of slices moves between two GPUs of a node, and through a NIC
+  // (above the links' bandwidth while a call has its 16 channels).
+  double fifoGpuBytesPerUs, fifoNetBytesPerUs;
+  double slice;  // a call's slice over its channels (0: not known)
 };
 
 GpuNodeLinks linksOf(const PlanShape &shape) {
@@ -70,6 +76,12 @@ GpuNodeLinks linksOf(const PlanShape &shape) {
   k.channels = double(std::max(shape.kernelsChannels, 1));
   k.gpuHopUs = kGpuHopUs + 2 * kGpuMessageEndUs;
   k.netHopUs = kRdmaLatencyUs + 2 * kRdmaMessageEndUs;
+  k.slice = shape.kernelsSliceBytes;
+  const double inFlight = shape.kernelsFifoSlots > 0 && shape.kernelsSliceBytes > 0
+                              ? shape.kernelsFifoSlots * shape.kernelsSliceBytes
+                              : 0;
+  k.fifoGpuBytesPerUs = inFlight > 0 ? inFlight / (2 * k.gpuHopUs) : k.gpuLink;
+  k.fifoNetBytesPerUs = inFlight > 0 ? inFlight / (2 * k.netHopUs) : k.nic;
   return k;
 }
 
@@ -108,9 +120,20 @@ double kernelsAllreduceCostUs(Algo algo, size_t bytesArg, const PlanShape &shape
       // In the node each step's fold (reduce-scatter) or copy (allgather)
       // waits for its block, which the NICs' ring does not wait for
       // (chorus_sim, 2 x 8 H100, 128 MiB: 1,080 us, 0.82x without them).
-      return (m - 1) * (2 * gpuHopUs + 2 * bytes / m / gpuLink + bytes / m / kGpuFoldBytesPerUs +
-                        bytes / m / kGpuCopyBytesPerUs) +
-             2 * (nodes - 1) * (netHopUs + bytes / (m * nodes) / rail);
+      // Each phase moves its blocks a slice at a time: a message's ends
+      // for each slice past the first, and at most a FIFO's slots a
+      // credit's round trip (on the one channel left from 512 ranks, 187
+      // GB/s in the node where NVLink gives 450).  Without them the model
+      // was 0.40x chorus_sim's 4.7 ms on 64 x 8 H100 at 128 MiB; 0.76x
+      // with them.
+      {
+        const double nodeLink = std::min(gpuLink, k.fifoGpuBytesPerUs), railLink = std::min(rail, k.fifoNetBytesPerUs);
+        const double nodeSlices = k.slice > 0 ? std::ceil(bytes / m / k.slice) : 1.0;
+        const double railSlices = k.slice > 0 ? std::ceil(bytes / (m * nodes) / k.slice) : 1.0;
+        return (m - 1) * (2 * gpuHopUs + 2 * bytes / m / nodeLink + bytes / m / kGpuFoldBytesPerUs +
+                          bytes / m / kGpuCopyBytesPerUs + 2 * (nodeSlices - 1) * 2 * kGpuMessageEndUs) +
+               2 * (nodes - 1) * (netHopUs + bytes / (m * nodes) / railLink + (railSlices - 1) * 2 * kRdmaMessageEndUs);
+      }
     case Algo::Tree: {
       const double carried = bytes / 2;  // each tree takes a half
       const double slice = shape.kernelsSliceBytes > 0 ? std::min(carried, shape.kernelsSliceBytes) : carried;

@@ -505,7 +505,10 @@ Status bootstrap(Context &ctx) {
     ctx.planShape.kernelsNicBytesPerUs = double(gpuNicMBs);
     ctx.planShape.kernelsNodeLinkBytesPerUs = double(gpuLinkMBs);
     ctx.planShape.kernelsChannels = cudaChannelsFor(ctx.nranks);
-    ctx.planShape.kernelsSliceBytes = double(kCudaSlotBytes) * kCudaMaxChannels;
+    // A call streams a full slot on each channel: 2 MiB on 16 channels,
+    // 128 KiB from 512 ranks, where one channel is left.
+    ctx.planShape.kernelsSliceBytes = double(kCudaSlotBytes) * ctx.planShape.kernelsChannels;
+    ctx.planShape.kernelsFifoSlots = kCudaSlots;
   }
   if (ctx.nnodes > 1 && ctx.rank == 0 && logEnabled(LogLevel::Info, kSubsysTopo)) {
     std::string text;

@@ -58,8 +58,10 @@ Machine gpuMachine(std::string name, std::string description, int gpus, double n
   m.sharedMemory = false;
   // A GPU's 16 channels (kCudaMaxChannels off the emulation, whose
   // builds run fewer) of full slots (cuda/device_channel.h), seen as one
-  // channel of their sum, as comm/context.cc's plan shape does.
+  // channel of their sum, as comm/context.cc's plan shape does; fewer
+  // channels at scale (sliceBytesOf).
   m.sliceBytes = m.allPeerSliceBytes = kCudaSlotBytes * 16;
+  m.fifoSlots = kCudaSlots;
   return m;
 }
 
@@ -173,9 +175,14 @@ PlanShape planShapeOf(const Machine &m, const Layout &l) {
     shape.kernelsNicBytesPerUs = m.net.gbPerS * 1000.0;
     shape.kernelsNodeLinkBytesPerUs = m.intra.gbPerS * 1000.0;
     shape.kernelsChannels = cudaChannelsFor(l.nranks());
-    shape.kernelsSliceBytes = double(m.sliceBytes);
+    shape.kernelsSliceBytes = double(sliceBytesOf(m, l));
+    shape.kernelsFifoSlots = m.fifoSlots;
   }
   return shape;
+}
+
+size_t sliceBytesOf(const Machine &m, const Layout &l) {
+  return m.gpu ? kCudaSlotBytes * size_t(cudaChannelsFor(l.nranks())) : m.sliceBytes;
 }
 
 Engine engineOf(const Machine &m, const Layout &l) {
@@ -275,10 +282,11 @@ void recordRank(const Machine &m, const Layout &l, const LayoutTables &t, Coll c
                         algo == Algo::RecursiveDoubling || rootedTree;
   // The all-peer algorithms' slice: the small FIFOs' slot once every FIFO
   // at full size would take more than the library allows.
-  const size_t allPeerSlice = everyFifoFullFits(n, FifoShape{m.sliceBytes, m.fifoSlots}) || m.gpu
-                                  ? m.allPeerSliceBytes
-                                  : kSmallFifoSlotBytes;
-  a.sliceElems = std::max<size_t>(1, (allPeers ? allPeerSlice : m.sliceBytes) / sizeof(T));
+  const size_t slice = sliceBytesOf(m, l);
+  const size_t allPeerSlice = m.gpu ? slice
+                              : everyFifoFullFits(n, FifoShape{m.sliceBytes, m.fifoSlots}) ? m.allPeerSliceBytes
+                                                                                           : kSmallFifoSlotBytes;
+  a.sliceElems = std::max<size_t>(1, (allPeers ? allPeerSlice : slice) / sizeof(T));
   if (l.nodes > 1) {
     a.ringOrder = t.order.data();
     a.ringWhere = t.where.data();

@@ -81,6 +81,11 @@ Engine engineOf(const Machine &m, const Layout &l);
 // The channels a ring or chain of `algo` spreads its traffic between nodes
 // over: the kernels' channel count across nodes (cudaChannelsFor), else 1.
 int rotatedRingChannels(const Machine &m, const Layout &l, Algo algo);
+// The streaming algorithms' slice a call of this layout moves per step:
+// the machine's own, or on GPUs a full slot on each of the kernels'
+// channels (cudaChannelsFor: 16 up to 18 ranks, 1 from 512), as
+// comm/context.cc gives the planner.
+size_t sliceBytesOf(const Machine &m, const Layout &l);
 
 // Whether `algo` is a schedule of its own for `coll` on this layout (not a
 // name the dispatch would quietly run as the ring), and the algorithms to
