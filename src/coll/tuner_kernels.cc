@@ -10,10 +10,16 @@
 // the hierarchy over the ring from 8 MiB on 2 nodes (1.15-1.38x slower).
 // Here a hop in the node is NVLink's (or PCIe's) and a hop between nodes
 // RDMA's, with the structure of the algorithm templates the kernels run:
-//   ring: 2(n - 1) steps of a 1/n block.  A step's latency is that of the
-//     hops a block crosses going round (each node's one network hop, its
-//     m - 1 GPU hops); between nodes the block rides the kernels' channels,
-//     spread over the node's NICs (cuda_executor.cc's rotated rings).
+//   ring: 2(n - 1) steps of a 1/n block, the slower of two bounds.  Each
+//     step waits for the block the rank before it took in the step before,
+//     so the steps chain through the hops a block crosses going round
+//     (each node's one network hop, its m - 1 GPU hops), each its latency
+//     and its transfer; and the slowest link carries a block every step.
+//     Between nodes the block rides the kernels' channels, spread over the
+//     node's NICs (cuda_executor.cc's rotated rings).  (A step's latency
+//     added to the slowest link's transfer was 1.2-1.65x chorus_sim's
+//     ring at 8-128 MiB, where the few slow hops of a ring hide the
+//     latency of the many fast ones.)
 //   hierarchy: the node's rings (m - 1 steps each way of bytes / m on the
 //     GPU links), then the m rails' rings among the nodes at once, each
 //     through its GPU's share of the node's NICs.
@@ -24,7 +30,7 @@
 // The figures are those chorus_sim's GPU presets take (published NVLink and
 // InfiniBand figures): no GPU has checked them.  Against chorus_sim's three
 // GPU presets on 2 to 64 nodes, 8 B to 128 MiB, on the slices the kernels
-// run (a full slot a channel), the model's time is 0.87-1.65x the
+// run (a full slot a channel), the model's time is 0.73-1.00x the
 // simulated ring's, 0.91-1.64x the tree's and 0.73-1.15x the hierarchy's
 // (perf/RESULTS.md), where the host model's was 2.3-92x, 0.6-12x and
 // 1.25-36x.
@@ -107,10 +113,11 @@ double kernelsAllreduceCostUs(Algo algo, size_t bytesArg, const PlanShape &shape
   const double gpuLink = k.gpuLink, nic = k.nic, rail = k.rail, gpuHopUs = k.gpuHopUs, netHopUs = k.netHopUs;
   switch (algo) {
     case Algo::Ring: {
-      const double stepBytesPerUs = std::min(gpuLink, ringNetBytesPerUs(k, m));
+      const double netBytesPerUs = ringNetBytesPerUs(k, m), block = bytes / n;
       const double netShare = nodes / n;
-      const double stepLatencyUs = netShare * netHopUs + (1 - netShare) * gpuHopUs;
-      return 2 * (n - 1) * (stepLatencyUs + bytes / n / stepBytesPerUs);
+      const double chainUs = netShare * (netHopUs + block / netBytesPerUs) + (1 - netShare) * (gpuHopUs + block / gpuLink);
+      const double linkUs = block / std::min(gpuLink, netBytesPerUs);
+      return 2 * (n - 1) * std::max(chainUs, linkUs);
     }
     case Algo::Hierarchical:
       if (!shape.equalNodes) return -1.0;
