@@ -91,6 +91,9 @@ GpuNodeLinks linksOf(const PlanShape &shape) {
   return k;
 }
 
+// The largest message a stream of `bytes` moves: a slice, or all of it.
+double sliceOf(const GpuNodeLinks &k, double bytes) { return k.slice > 0 ? std::min(bytes, k.slice) : bytes; }
+
 // A ring's (or chain's) step between nodes: channel c's share enters the
 // next node through the NIC of its local rank c (cuda_executor.cc,
 // copyNodeLayout), which m / nics ranks share, so the busiest NIC's
@@ -115,9 +118,18 @@ double kernelsAllreduceCostUs(Algo algo, size_t bytesArg, const PlanShape &shape
     case Algo::Ring: {
       const double netBytesPerUs = ringNetBytesPerUs(k, m), block = bytes / n;
       const double netShare = nodes / n;
-      const double chainUs = netShare * (netHopUs + block / netBytesPerUs) + (1 - netShare) * (gpuHopUs + block / gpuLink);
-      const double linkUs = block / std::min(gpuLink, netBytesPerUs);
-      return 2 * (n - 1) * std::max(chainUs, linkUs);
+      // One slice of a step: the slower of its hops' chain and its slowest
+      // link.  A step's slices each wait for the one the rank before took
+      // in the step before, so a block of several slices pays the chain's
+      // latency for each (chorus_sim, 4 x 8 H100: a block of one slice and
+      // a bit took 1.5x the time of one slice, of two 2x).
+      auto sliceUs = [&](double b) {
+        const double chainUs = netShare * (netHopUs + b / netBytesPerUs) + (1 - netShare) * (gpuHopUs + b / gpuLink);
+        return std::max(chainUs, b / std::min(gpuLink, netBytesPerUs));
+      };
+      const double slice = sliceOf(k, block), fullSlices = slice > 0 ? std::floor(block / slice) : 1.0;
+      const double rest = block - fullSlices * slice;
+      return 2 * (n - 1) * (fullSlices * sliceUs(slice) + (rest > 0 ? sliceUs(rest) : 0.0));
     }
     case Algo::Hierarchical:
       if (!shape.equalNodes) return -1.0;
@@ -143,7 +155,7 @@ double kernelsAllreduceCostUs(Algo algo, size_t bytesArg, const PlanShape &shape
       }
     case Algo::Tree: {
       const double carried = bytes / 2;  // each tree takes a half
-      const double slice = shape.kernelsSliceBytes > 0 ? std::min(carried, shape.kernelsSliceBytes) : carried;
+      const double slice = sliceOf(k, carried);
       const double roundTrips = slice > 0 ? std::ceil(carried / slice) : 1.0;
       const double netHops = shape.nodeTreeDepth >= 0 ? shape.nodeTreeDepth : std::ceil(std::log2(nodes));
       // A head's second child node waits for its first's message end.
@@ -206,7 +218,7 @@ double kernelsRootedCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShap
   const double bytes = double(bytesArg), n = shape.nranks, nodes = shape.nnodes, m = shape.maxNodeRanks;
   const GpuNodeLinks k = linksOf(shape);
   const double gpuLink = k.gpuLink, nic = k.nic, gpuHopUs = k.gpuHopUs, netHopUs = k.netHopUs;
-  const double slice = shape.kernelsSliceBytes > 0 ? std::min(bytes, shape.kernelsSliceBytes) : bytes;
+  const double slice = sliceOf(k, bytes);
   switch (algo) {
     case Algo::Direct: {
       // The root's NIC sends (or takes) every remote rank's vector, one
