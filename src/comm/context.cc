@@ -317,8 +317,9 @@ void assignNodes(Context &ctx, const std::vector<uint64_t> &hosts, const std::ve
   ctx.planShape.nodeTreeDepth = nodeTreeDepthOf(ctx.nnodes);
   ctx.planShape.doublingNetRounds = doublingNetRoundsOf(ctx.nodeOf.data(), ctx.nranks);
   // (Agreed setting, the layout every rank's: every rank plans alike.)
-  ctx.planShape.kernelsEveryPeer =
-      ctx.nnodes < 2 || cudaNetLinksEveryPeer(ctx.nodeLayout, paramString(ParamId::NetDeviceLinks));
+  ctx.deviceWiring = ctx.nnodes < 2 ? DeviceWiring{cudaChannelsFor(ctx.nranks, ctx.nranks), true}
+                                    : cudaDeviceWiring(ctx.nodeLayout, paramString(ParamId::NetDeviceLinks));
+  ctx.planShape.kernelsEveryPeer = ctx.deviceWiring.everyPeer;
   ctx.planShape.kernelsRootedTree = rootedNodeTreeCostOf(ctx.nnodes, !ctx.planShape.kernelsEveryPeer);
   ctx.localPrev.clear();
   ctx.crossPrev.clear();
@@ -504,9 +505,9 @@ Status bootstrap(Context &ctx) {
     ctx.planShape.kernelsNodeNetBytesPerUs = double(gpuNodeMBs);
     ctx.planShape.kernelsNicBytesPerUs = double(gpuNicMBs);
     ctx.planShape.kernelsNodeLinkBytesPerUs = double(gpuLinkMBs);
-    ctx.planShape.kernelsChannels = cudaChannelsFor(ctx.nranks);
+    ctx.planShape.kernelsChannels = ctx.deviceWiring.channels;
     // A call streams a full slot on each channel: 2 MiB on 16 channels,
-    // 128 KiB from 512 ranks, where one channel is left.
+    // 640 KiB on the 5 that the streaming links leave from 16 nodes on.
     ctx.planShape.kernelsSliceBytes = double(kCudaSlotBytes) * ctx.planShape.kernelsChannels;
     ctx.planShape.kernelsFifoSlots = kCudaSlots;
   }

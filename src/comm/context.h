@@ -19,6 +19,7 @@
 #include "core/stats.h"
 #include "core/trace.h"
 #include "cuda/cuda_executor.h"
+#include "cuda/device_links.h"
 #include "transport/transport.h"
 
 namespace chorus {
@@ -33,6 +34,7 @@ struct Context : PeerLinks {
   std::vector<int> nodeStart;             // where each node's ranks start in ringOrder (nnodes + 1)
   NodeLayout nodeLayout{};                // the four above, for the trees across nodes
   PlanShape planShape;                    // what the planner needs to know of the layout
+  DeviceWiring deviceWiring{1, true};     // the kernels' channels and device links on this layout
   // Several nodes of equal size: this node's ranks, and the ranks with our
   // local index on every node (the hierarchical allreduce's groups).
   std::vector<int> localRanks, crossRanks;

@@ -51,12 +51,14 @@ CommFootprint commFootprint(const Context &ctx) {
       f.bulkNetBytes += bytes;
     }
   }
-  f.deviceChannels = cudaChannelsFor(ctx.nranks);
+  f.deviceChannels = ctx.deviceWiring.channels;
   f.deviceFifoBytes = cudaFifoRegionBytes(ctx.nodeSize, f.deviceChannels);
+  f.deviceEndsBytes = (cudaChannelBytes(ctx.nodeSize, ctx.nranks) - cudaChannelBytes(ctx.nodeSize, 0)) *
+                      size_t(f.deviceChannels);
   // The proxy's links (cuda/device_links.h): every remote peer, or the
   // streaming algorithms' few, on each channel.
   if (ctx.nnodes > 1) {
-    f.deviceLinkedPeers = ctx.planShape.kernelsEveryPeer
+    f.deviceLinkedPeers = ctx.deviceWiring.everyPeer
                               ? f.remotePeers
                               : int(cudaStreamingPeers(ctx.nodeLayout, ctx.rank, f.deviceChannels).size());
     f.deviceLinkBytes = size_t(f.deviceLinkedPeers) * size_t(f.deviceChannels) * kCudaNetLinkBytes;

@@ -26,16 +26,17 @@ struct CommFootprint {
   int bulkNetPeers = 0;
   size_t bulkNetBytes = 0, allNetBytes = 0;
   // What the CUDA executor adds for device buffers (the kernels), sized by
-  // its own code: its channels (cudaChannelsFor), the device memory of its
+  // its own code: its channels (cudaDeviceWiring), the device memory of its
   // inbound FIFO region (a pair per peer on the node and channel,
-  // cudaFifoRegionBytes), and across nodes the device
+  // cudaFifoRegionBytes) and of its FIFO ends' table (every rank, on each
+  // channel: cudaChannelBytes), and across nodes the device
   // links' FIFO copies, which the proxy (transport/ucx/ucx_proxy.h) makes
   // at set-up for its linked peers (every remote one, or the streaming
   // algorithms' few: cuda/device_links.h) on every channel, in pinned host
   // memory (under GPUDirect RDMA the slots of these copies are device
   // memory instead).
   int deviceChannels = 0, deviceLinkedPeers = 0;
-  size_t deviceFifoBytes = 0, deviceLinkBytes = 0;
+  size_t deviceFifoBytes = 0, deviceEndsBytes = 0, deviceLinkBytes = 0;
   // One rank's PeerInfo: its block of the set-up's second allgather.
   size_t peerInfoBytes = 0;
 

@@ -313,7 +313,12 @@ Status createState(PeerLinks &ctx, CudaAttachment &cuda, const NodeLayout *nodes
   }
   const int fit = int(agreed[0]);
   auto *st = new CudaState;
-  st->nchannels = cudaChannelsFor(ctx.nranks);
+  // (Agreed setting, the layout every rank's: the same wiring everywhere,
+  // and the one comm/context.cc gave the planner.)
+  const DeviceWiring wiring = ctx.nnodes > 1 && nodes
+                                  ? cudaDeviceWiring(*nodes, paramString(ParamId::NetDeviceLinks))
+                                  : DeviceWiring{cudaChannelsFor(ctx.nodeSize, ctx.nranks), true};
+  st->nchannels = wiring.channels;
   if (fit < st->nchannels) {
     if (mine == fit)
       CHORUS_INFO(kSubsysCuda, "rank %d: %d channels, not %d: the GPU runs %d blocks at once (%d multiprocessors%s)",
@@ -334,8 +339,8 @@ Status createState(PeerLinks &ctx, CudaAttachment &cuda, const NodeLayout *nodes
     if (ctx.nnodes > 1 && !nodes) {
       s = Status::InternalError;  // (collectives.cc passes the layout across nodes)
     } else if (ctx.nnodes > 1) {
-      // (Agreed setting and channel count: the same sets on every rank.)
-      st->netEveryPeer = cudaNetLinksEveryPeer(*nodes, paramString(ParamId::NetDeviceLinks));
+      // (Agreed channel count: the same sets on every rank.)
+      st->netEveryPeer = wiring.everyPeer;
       const std::vector<int> linked =
           st->netEveryPeer ? std::vector<int>() : cudaStreamingPeers(*nodes, ctx.rank, st->nchannels);
       s = cudaNetCreate(ctx, st->nchannels, linked, &st->net);

@@ -28,10 +28,10 @@ namespace chorus {
 //    the old maximum, had ~16 KiB per SM and 64 KiB in all: ~65-110 GB/s);
 //  - 128 KiB slots, 4 per FIFO: a slot is four rounds of a block, and the
 //    FIFO memory per rank, one FIFO per peer, channel and protocol (LL's
-//    smaller, kCudaLLSlotBytes), stays at 16 x (nranks - 1) x 576 KiB:
+//    smaller, kCudaLLSlotBytes), stays at 16 x (nodeSize - 1) x 576 KiB:
 //    63 MiB at 8 ranks (the old 256 KiB slots took 66 MiB at 4 channels
-//    and would take 264 MiB at 16); cuda_executor.cc lowers the channels
-//    of larger communicators to keep it under kCudaFifoBudget.
+//    and would take 264 MiB at 16); larger nodes get fewer channels, to
+//    keep it under kCudaFifoBudget (cudaChannelsFor).
 // Threads per block: registers per thread are 65536 / 512 = 128 at one
 // block per SM (__launch_bounds__(kCudaThreads, 1)); scripts/check-ptx.sh
 // proves no instantiation spills.  The CPU emulation (src/cuda/emu) runs
@@ -91,17 +91,27 @@ enum class Proto : int { Simple = 0, LL = 1, Count = 2 };
 constexpr size_t cudaSlotBytes(Proto proto) { return proto == Proto::LL ? kCudaLLSlotBytes : kCudaSlotBytes; }
 constexpr size_t cudaFifoBytes(Proto proto) { return fifoHeaderBytes() + cudaSlotBytes(proto) * size_t(kCudaSlots); }
 constexpr size_t kCudaFifoPairBytes = cudaFifoBytes(Proto::Simple) + cudaFifoBytes(Proto::LL);
-// Channels a communicator of `nranks` sets up: kCudaMaxChannels while its
-// FIFOs (one per peer, channel and protocol) fit in kCudaFifoBudget, fewer
-// beyond, so that memory does not grow with nranks x channels: 16 channels
-// up to 18 ranks, 9 at 32, 4 at 72.  Across nodes the device memory is the
-// node's peers' only, but each remote peer takes a link of about 1 MiB of
-// pinned host memory per channel (cuda_net.h), which the same bound keeps
-// in check.  The same on every rank (the GPU's resident blocks may lower
-// it further: cuda_executor.cc).
-inline int cudaChannelsFor(int nranks) {
-  const size_t perChannel = kCudaFifoPairBytes * size_t(nranks > 1 ? nranks - 1 : 1);
-  const size_t fit = kCudaFifoBudget / perChannel;
+// The device memory a rank's channel takes: its inbound FIFOs from the
+// other ranks of its node (`nodeSize`), one pair per peer (a FIFO of each
+// protocol), and its table of FIFO ends towards every rank of the
+// communicator (a send and a receive end per protocol: DevChannel), which
+// the kernels index by rank.
+inline size_t cudaChannelBytes(int nodeSize, int nranks) {
+  return kCudaFifoPairBytes * size_t(nodeSize > 1 ? nodeSize - 1 : 1) +
+         size_t(int(Proto::Count)) * 2 * sizeof(FifoEnd) * size_t(nranks);
+}
+// Channels the device memory allows a communicator of `nranks` whose
+// largest node holds `nodeSize` of them: kCudaMaxChannels while a rank's
+// channels fit in kCudaFifoBudget, fewer beyond, so that memory does not
+// grow with the node's ranks x channels: 16 channels up to 18 ranks on a
+// node, 9 at 32.  Only the node's peers have device FIFOs, so across nodes
+// the count falls with the nodes' size, not the job's (the ends' table,
+// 256 bytes a rank and channel, matters from about 100,000 ranks).  The
+// device links across nodes may allow fewer (cuda/device_links.h:
+// cudaDeviceWiring), and the GPU's resident blocks fewer still
+// (cuda_executor.cc).
+inline int cudaChannelsFor(int nodeSize, int nranks) {
+  const size_t fit = kCudaFifoBudget / cudaChannelBytes(nodeSize, nranks);
   return int(fit < 1 ? 1 : fit > size_t(kCudaMaxChannels) ? size_t(kCudaMaxChannels) : fit);
 }
 // The device memory of a rank's inbound FIFOs from the other ranks of its

@@ -29,10 +29,16 @@
 
 namespace chorus {
 
-// Pinned host memory a rank's device links may take before only the
-// streaming peers are linked: every remote peer at 2 nodes of 8 GPUs (16
-// channels, 136 MiB), the streaming ones from 16 nodes of 8.
+// Pinned host memory a rank's links to every remote peer may take: 2 nodes
+// of 8 GPUs on 16 channels (136 MiB), 3 on 9; from 4 nodes of 8 the
+// streaming peers' links leave more channels (cudaDeviceWiring).
 constexpr size_t kCudaNetLinkBudget = size_t(160) << 20;
+// Pinned host memory the streaming peers' links may take on all channels:
+// 5 channels on 7 peers, the most any rank has from 16 nodes on.  With the
+// by-rank tables (about 1.1 KiB a rank) and the host path's own FIFO
+// copies, a rank of 16,384 stays under 64 MiB of host memory (issue 31's
+// goal; chorus_sim --resources).
+constexpr size_t kCudaStreamingLinkBudget = size_t(40) << 20;
 // One remote peer's link on one channel: a send and a receive copy.
 constexpr size_t kCudaNetLinkBytes = 2 * fifoFootprint(kCudaSlotBytes, kCudaSlots);
 
@@ -42,17 +48,6 @@ inline int cudaMostRemotePeers(const NodeLayout &nodes) {
   for (int node = 0; node < nodes.nnodes; ++node)
     smallest = std::min(smallest, nodes.nodeStart[node + 1] - nodes.nodeStart[node]);
   return nodes.nranks - smallest;
-}
-
-// Whether the device proxy links every remote peer (true on one node).
-// `mode`: CHORUS_NET_DEVICE_LINKS (an agreed setting), auto deciding by the
-// budget with the channels' upper bound (cudaChannelsFor: the same on
-// every rank, before the GPUs have said how many blocks they run).
-inline bool cudaNetLinksEveryPeer(const NodeLayout &nodes, const char *mode) {
-  if (nodes.nnodes < 2 || strcmp(mode, "every") == 0) return true;
-  if (strcmp(mode, "streaming") == 0) return false;
-  return size_t(cudaMostRemotePeers(nodes)) * size_t(cudaChannelsFor(nodes.nranks)) * kCudaNetLinkBytes <=
-         kCudaNetLinkBudget;
 }
 
 // The ranks on other nodes that `rank`'s kernels exchange with in the
@@ -101,6 +96,44 @@ inline std::vector<int> cudaStreamingPeers(const NodeLayout &nodes, int rank, in
   std::sort(peers.begin(), peers.end());
   peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
   return peers;
+}
+
+// A communicator's kernels on a layout: their channels, and whether the
+// device proxy links every remote peer (true on one node) or only the
+// streaming algorithms' peers.  Computed from the layout and `mode`
+// (CHORUS_NET_DEVICE_LINKS, an agreed setting), so the same on every rank,
+// in the planner's shape and in chorus_sim, before the GPUs have said how
+// many blocks they run (cuda_executor.cc may lower the channels further).
+//
+// The channels are what the device memory allows (cudaChannelsFor, by the
+// node's size) and what the pinned links allow: every remote peer on each
+// channel within kCudaNetLinkBudget, or else the streaming peers on each
+// channel within kCudaStreamingLinkBudget.  Under `auto`, every peer is
+// linked when that leaves at least the channels the streaming links would.
+struct DeviceWiring {
+  int channels;
+  bool everyPeer;
+};
+inline DeviceWiring cudaDeviceWiring(const NodeLayout &nodes, const char *mode) {
+  int largestNode = 1;
+  for (int node = 0; node < nodes.nnodes; ++node)
+    largestNode = std::max(largestNode, nodes.nodeStart[node + 1] - nodes.nodeStart[node]);
+  const int device = cudaChannelsFor(largestNode, nodes.nranks);
+  if (nodes.nnodes < 2) return {device, true};
+  auto fitting = [&](size_t budget, size_t peers) {
+    const size_t fit = budget / (std::max<size_t>(peers, 1) * kCudaNetLinkBytes);
+    return int(std::max<size_t>(1, std::min(fit, size_t(device))));
+  };
+  const int every = fitting(kCudaNetLinkBudget, size_t(cudaMostRemotePeers(nodes)));
+  if (strcmp(mode, "every") == 0) return {every, true};
+  // The streaming peers grow with the channels (each channel's ring
+  // neighbours): counted at the most, so any fewer channels fit too.
+  size_t streamingPeers = 0;
+  for (int r = 0; r < nodes.nranks; ++r)
+    streamingPeers = std::max(streamingPeers, cudaStreamingPeers(nodes, r, device).size());
+  const int streaming = fitting(kCudaStreamingLinkBudget, streamingPeers);
+  if (strcmp(mode, "streaming") == 0 || every < streaming) return {streaming, false};
+  return {every, true};
 }
 
 }  // namespace chorus

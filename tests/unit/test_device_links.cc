@@ -6,6 +6,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "cuda/device_links.h"
@@ -123,21 +124,85 @@ BOOST_AUTO_TEST_CASE(streaming_peers_cover_the_kernels_and_pair_up) {
   }
 }
 
-BOOST_AUTO_TEST_CASE(every_peer_while_the_links_fit) {
+namespace {
+
+// The most streaming peers any rank of `l` links on `nchannels` channels.
+size_t mostStreamingPeers(const NodeLayout &l, int nchannels) {
+  size_t most = 0;
+  for (int r = 0; r < l.nranks; ++r) most = std::max(most, cudaStreamingPeers(l, r, nchannels).size());
+  return most;
+}
+
+// The pinned memory the wiring's links take on the rank that has the most.
+size_t linkBytesOf(const NodeLayout &l, DeviceWiring w) {
+  const size_t peers = w.everyPeer ? size_t(cudaMostRemotePeers(l)) : mostStreamingPeers(l, w.channels);
+  return peers * size_t(w.channels) * kCudaNetLinkBytes;
+}
+
+}  // namespace
+
+// The kernels' channels and links on a layout (cudaDeviceWiring): as many
+// channels as the device memory and the links' budget allow, counted on
+// the busiest rank, and every remote peer linked where that leaves as many
+// channels as the streaming peers would.  The channels once fell with the
+// job's ranks, as if every rank had device FIFOs (1 from 512 ranks), where
+// only the node's peers have them; the links, not the FIFOs, bound them
+// across nodes.
+BOOST_AUTO_TEST_CASE(the_wiring_fits_the_links_budgets) {
   const char *modes[] = {"auto", "every", "streaming"};
-  const Tables one({8}, false), twoByEight(std::vector<int>(2, 8), false), sixteenByEight(std::vector<int>(16, 8), false),
-      uneven({1, 7, 8}, false);
-  for (const char *mode : modes) BOOST_TEST(cudaNetLinksEveryPeer(one.layout, mode));  // nothing remote
-  // 2 x 8 on 16 channels: 8 remote peers, 136 MiB of links.
-  BOOST_TEST(cudaNetLinksEveryPeer(twoByEight.layout, "auto"));
-  BOOST_TEST(!cudaNetLinksEveryPeer(twoByEight.layout, "streaming"));
-  // 16 x 8 on 2 channels: 120 remote peers, 255 MiB.
-  BOOST_TEST(!cudaNetLinksEveryPeer(sixteenByEight.layout, "auto"));
-  BOOST_TEST(cudaNetLinksEveryPeer(sixteenByEight.layout, "every"));
+  const Tables one({8}, false);
+  for (const char *mode : modes) {  // nothing remote: every peer, the device's channels
+    const DeviceWiring w = cudaDeviceWiring(one.layout, mode);
+    BOOST_TEST(w.everyPeer);
+    BOOST_TEST(w.channels == kCudaMaxChannels);
+    BOOST_TEST(w.channels == cudaChannelsFor(8, 8));
+  }
+  struct Case {
+    std::vector<int> sizes;
+    int channels;  // under auto
+    bool everyPeer;
+  };
+  const std::vector<Case> cases = {
+      {std::vector<int>(2, 8), 16, true},      // 8 remote peers on 16 channels: 136 MiB
+      {std::vector<int>(3, 8), 9, true},       // 16 on 9: 153 MiB, where the streaming peers would leave 7
+      {std::vector<int>(4, 8), 7, false},      // 5 streaming peers on 7: 37 MiB
+      {std::vector<int>(16, 8), 5, false},     // 7 on 5: 37 MiB
+      {std::vector<int>(128, 8), 5, false},    // the same whatever the scale
+      {std::vector<int>(4, 4), 12, true},      // 12 remote peers on 12
+      {std::vector<int>(64, 4), 5, false},
+      {{1, 7, 8}, 10, true},                   // uneven: the lone rank's 15 remote peers on 10
+  };
+  for (const Case &c : cases) {
+    const Tables t(c.sizes, false);
+    const NodeLayout &l = t.layout;
+    const int largest = *std::max_element(c.sizes.begin(), c.sizes.end());
+    const int device = cudaChannelsFor(largest, l.nranks);
+    for (const char *mode : modes) {
+      const DeviceWiring w = cudaDeviceWiring(l, mode);
+      const size_t budget = w.everyPeer ? kCudaNetLinkBudget : kCudaStreamingLinkBudget;
+      BOOST_TEST(w.everyPeer == (strcmp(mode, "every") == 0 || (strcmp(mode, "auto") == 0 && c.everyPeer)),
+                 l.nranks << " ranks, " << mode);
+      BOOST_TEST(w.channels >= 1);
+      BOOST_TEST(w.channels <= device);
+      // Within the budget, and one channel more would not be, on the peers
+      // counted at the device's channels (or the device is the bound).
+      BOOST_TEST((w.channels == 1 || linkBytesOf(l, w) <= budget), l.nranks << " ranks, " << mode);
+      const size_t peers = w.everyPeer ? size_t(cudaMostRemotePeers(l)) : mostStreamingPeers(l, device);
+      if (w.channels < device)
+        BOOST_TEST(peers * size_t(w.channels + 1) * kCudaNetLinkBytes > budget, l.nranks << " ranks, " << mode);
+      if (strcmp(mode, "auto") == 0) BOOST_TEST(w.channels == c.channels, l.nranks << " ranks");
+    }
+  }
   // Decided by the rank with the most remote peers (the lone one's 15), the same on every rank.
+  const Tables uneven({1, 7, 8}, false);
   BOOST_TEST(cudaMostRemotePeers(uneven.layout) == 15);
-  BOOST_TEST(size_t(15) * size_t(cudaChannelsFor(16)) * kCudaNetLinkBytes > kCudaNetLinkBudget);
-  BOOST_TEST(!cudaNetLinksEveryPeer(uneven.layout, "auto"));
+  // At 16,384 ranks the links take at most 5 x 7 x 1.06 MiB (the budget's
+  // 40), where the old count, 1 channel, streamed a slot of 128 KiB a step.
+  const Tables huge(std::vector<int>(2048, 8), false);
+  const DeviceWiring w = cudaDeviceWiring(huge.layout, "auto");
+  BOOST_TEST(!w.everyPeer);
+  BOOST_TEST(w.channels == 5);
+  BOOST_TEST(linkBytesOf(huge.layout, w) <= kCudaStreamingLinkBudget);
 }
 
 // Where only those peers are linked the kernels' bcast and reduce trees

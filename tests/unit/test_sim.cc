@@ -243,7 +243,8 @@ BOOST_AUTO_TEST_CASE(the_planner_sees_the_layout) {
     BOOST_TEST((std::find(few.begin(), few.end(), Algo::Direct) == few.end()));
     BOOST_TEST((std::find(few.begin(), few.end(), Algo::Tree) != few.end()));
   }
-  BOOST_TEST(rotatedRingChannels(gpu, four, Algo::Ring) == cudaChannelsFor(32));
+  BOOST_TEST(rotatedRingChannels(gpu, four, Algo::Ring) == planShapeOf(gpu, four).kernelsChannels);
+  BOOST_TEST(rotatedRingChannels(gpu, four, Algo::Ring) > 1);
   BOOST_TEST(rotatedRingChannels(gpu, four, Algo::Hierarchical) == 1);
   BOOST_TEST(rotatedRingChannels(gpu, one, Algo::Ring) == 1);
   // Spread over the NICs, a ring between 2 nodes of 8 at 64 MiB takes less
@@ -549,9 +550,10 @@ BOOST_AUTO_TEST_CASE(the_kernels_bcast_and_reduce_across_gpu_nodes_take_the_best
 }
 
 // A call's slice on the kernels is a full slot on each of its channels,
-// and the channels fall with the ranks (cudaChannelsFor: 16 to 18 ranks,
-// 1 from 512).  The simulator and the planner took 16 channels' 2 MiB at
-// every scale, where 64 x 8 streams 128 KiB: the chain's fill overstated,
+// and the channels fall with the links a rank takes (cudaDeviceWiring: 16
+// on 8 x 8, 7 on 4 x 8, 5 from 16 x 8).  The simulator and the planner
+// took 16 channels' 2 MiB at every scale, where 64 x 8 streamed 128 KiB
+// on the channels of the time (1): the chain's fill overstated,
 // the hierarchy's messages a step understated (16 and 64 x 8 H100 at
 // 128 MiB: 2.0-2.5x the time of 2 MiB slices).  With the slice the kernels
 // run, the planner takes the chain over the tree for the largest bcasts
@@ -563,7 +565,7 @@ BOOST_AUTO_TEST_CASE(the_gpu_slice_follows_the_kernels_channels) {
     Layout l;
     l.nodes = nodes;
     l.ranksPerNode = h100.ranksPerNode;
-    const size_t slice = kCudaSlotBytes * size_t(cudaChannelsFor(l.nranks()));
+    const size_t slice = kCudaSlotBytes * size_t(nodes == 1 ? 16 : nodes == 4 ? 7 : 5);
     BOOST_TEST(sliceBytesOf(h100, l) == slice);
     if (nodes > 1) BOOST_TEST(planShapeOf(h100, l).kernelsSliceBytes == double(slice));
     // The chain's messages are the slice, whatever the algorithm's path.
@@ -576,7 +578,7 @@ BOOST_AUTO_TEST_CASE(the_gpu_slice_follows_the_kernels_channels) {
   Layout l;
   l.nodes = 64;
   l.ranksPerNode = h100.ranksPerNode;
-  BOOST_TEST(sliceBytesOf(h100, l) == kCudaSlotBytes);
+  BOOST_TEST(sliceBytesOf(h100, l) == 5 * kCudaSlotBytes);
   for (Coll coll : {Coll::Bcast, Coll::Reduce}) checkPlannedWithinSlackOfBest(h100, l, coll, size_t(128) << 20);
   const Machine a100 = *findPreset("8xa100");
   l.nodes = 16;
@@ -658,9 +660,11 @@ BOOST_AUTO_TEST_CASE(resources_follow_the_wiring) {
   BOOST_TEST(alone.deviceChannels == 16);
   BOOST_TEST(alone.deviceFifoBytes == cudaFifoRegionBytes(8, 16));
   BOOST_TEST(alone.deviceLinkBytes == 0u);
-  BOOST_TEST(f128.deviceChannels == cudaChannelsFor(1024));
+  BOOST_TEST(f128.deviceChannels == 5);  // the streaming links' budget, not the device's
   BOOST_TEST(f128.deviceFifoBytes == cudaFifoRegionBytes(8, f128.deviceChannels));
   BOOST_TEST(f128.deviceFifoBytes < alone.deviceFifoBytes);
+  // The FIFO ends' table, by rank on every channel: 256 bytes each.
+  BOOST_TEST(f128.deviceEndsBytes == size_t(f128.nranks) * size_t(f128.deviceChannels) * 2 * 2 * sizeof(FifoEnd));
   // At 128 nodes the links would take 1 GiB: only the streaming peers.
   BOOST_TEST(f128.deviceLinkedPeers > 0);
   BOOST_TEST(f128.deviceLinkedPeers <= 12);
@@ -670,7 +674,7 @@ BOOST_AUTO_TEST_CASE(resources_follow_the_wiring) {
   two.nodes = 2;
   const CommFootprint f2 = footprintOf(two);  // 2 x 8: every remote peer
   BOOST_TEST(f2.deviceLinkedPeers == f2.remotePeers);
-  BOOST_TEST(f2.deviceLinkBytes == size_t(8) * size_t(cudaChannelsFor(16)) * kCudaNetLinkBytes);
+  BOOST_TEST(f2.deviceLinkBytes == size_t(8) * size_t(16) * kCudaNetLinkBytes);
   const Machine gpu = *findPreset("8xh100");
   BOOST_TEST(setupTimeOf(gpu, many, f128, true).totalUs() > setupTimeOf(gpu, many, f128, false).totalUs());
 }

@@ -222,7 +222,7 @@ void printResources(const Machine &m, const std::vector<int> &nodeCounts) {
     // CPU ranks have no device FIFOs; staged device buffers no device links.
     const bool kernels = engineOf(m, l) == Engine::Kernels;
     const double pinned = kernels ? mib(f.deviceLinkBytes) : 0, host = mib(f.hostBytes(false)) + pinned,
-                 hostAll = mib(f.hostBytes(true)) + pinned, device = m.gpu ? mib(f.deviceFifoBytes) : 0;
+                 hostAll = mib(f.hostBytes(true)) + pinned, device = m.gpu ? mib(f.deviceFifoBytes + f.deviceEndsBytes) : 0;
     printf("%6d %7d %9.2f %9.2f %6d %9.2f %6d %9.2f %3d %9.2f %8.2f%s %8.2f%s %8.2f%s %10.2f%s %9.2f%s\n", nodes,
            l.nranks(), mib(f.tableBytes), mib(f.shmSegmentBytes), f.bulkNetPeers, mib(f.bulkNetBytes), f.remotePeers,
            mib(f.allNetBytes), m.gpu ? f.deviceChannels : 0, pinned, host, host > kHostGoalMiB ? "!" : " ", hostAll,

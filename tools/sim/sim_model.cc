@@ -56,11 +56,8 @@ Machine gpuMachine(std::string name, std::string description, int gpus, double n
   m.copyGbPerS = 1500;
   m.gpu = true;
   m.sharedMemory = false;
-  // A GPU's 16 channels (kCudaMaxChannels off the emulation, whose
-  // builds run fewer) of full slots (cuda/device_channel.h), seen as one
-  // channel of their sum, as comm/context.cc's plan shape does; fewer
-  // channels at scale (sliceBytesOf).
-  m.sliceBytes = m.allPeerSliceBytes = kCudaSlotBytes * 16;
+  // (The slice is a full slot on each of the kernels' channels, seen as
+  // one channel of their sum: sliceBytesOf.)
   m.fifoSlots = kCudaSlots;
   return m;
 }
@@ -137,13 +134,25 @@ struct LayoutTables {
 
 namespace {
 
-// PlanShape::kernelsEveryPeer, as comm/context.cc takes it: the agreed
-// CHORUS_NET_DEVICE_LINKS and the layout.
-bool kernelsReachEveryPeer(const Layout &l) {
-  if (l.nodes < 2) return true;
-  const LayoutTables tables(l);
-  return cudaNetLinksEveryPeer(tables.layout, paramString(ParamId::NetDeviceLinks));
+// The kernels' wiring (cudaDeviceWiring), as comm/context.cc takes it: the
+// agreed CHORUS_NET_DEVICE_LINKS and the layout.  Kept for the last layout
+// asked: the streaming peers' count scans every rank, and a run asks for
+// one layout many times over.
+DeviceWiring wiringOf(const Layout &l) {
+  const char *mode = paramString(ParamId::NetDeviceLinks);
+  static Layout last{0, 0};
+  static std::string lastMode;
+  static DeviceWiring wiring{1, true};
+  if (last.nodes != l.nodes || last.ranksPerNode != l.ranksPerNode || lastMode != mode) {
+    const LayoutTables tables(l);
+    wiring = l.nodes < 2 ? DeviceWiring{cudaChannelsFor(l.nranks(), l.nranks()), true}
+                         : cudaDeviceWiring(tables.layout, mode);
+    last = l;
+    lastMode = mode;
+  }
+  return wiring;
 }
+bool kernelsReachEveryPeer(const Layout &l) { return wiringOf(l).everyPeer; }
 
 }  // namespace
 
@@ -174,7 +183,7 @@ PlanShape planShapeOf(const Machine &m, const Layout &l) {
     shape.kernelsNodeNetBytesPerUs = m.net.gbPerS * 1000.0 * m.nicsPerNode;
     shape.kernelsNicBytesPerUs = m.net.gbPerS * 1000.0;
     shape.kernelsNodeLinkBytesPerUs = m.intra.gbPerS * 1000.0;
-    shape.kernelsChannels = cudaChannelsFor(l.nranks());
+    shape.kernelsChannels = wiringOf(l).channels;
     shape.kernelsSliceBytes = double(sliceBytesOf(m, l));
     shape.kernelsFifoSlots = m.fifoSlots;
   }
@@ -182,7 +191,7 @@ PlanShape planShapeOf(const Machine &m, const Layout &l) {
 }
 
 size_t sliceBytesOf(const Machine &m, const Layout &l) {
-  return m.gpu ? kCudaSlotBytes * size_t(cudaChannelsFor(l.nranks())) : m.sliceBytes;
+  return m.gpu ? kCudaSlotBytes * size_t(wiringOf(l).channels) : m.sliceBytes;
 }
 
 Engine engineOf(const Machine &m, const Layout &l) {
@@ -194,7 +203,7 @@ Engine engineOf(const Machine &m, const Layout &l) {
 
 int rotatedRingChannels(const Machine &m, const Layout &l, Algo algo) {
   if (engineOf(m, l) != Engine::Kernels || l.nodes < 2 || (algo != Algo::Ring && algo != Algo::Chain)) return 1;
-  return cudaChannelsFor(l.nranks());
+  return wiringOf(l).channels;
 }
 
 bool algorithmApplies(const Machine &m, const Layout &l, Coll coll, Algo algo) {

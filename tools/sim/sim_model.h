@@ -48,8 +48,10 @@ struct Machine {
   double reduceGbPerS = 20;   // a rank's fold of a received slice into its own (bytes out)
   double copyGbPerS = 20;     // a rank's copy of a received slice out of its FIFO
   int fifoSlots = 4;          // slots of a FIFO: messages a sender may run ahead of its receiver
-  size_t sliceBytes = 256 << 10;  // a full FIFO's slot: the streaming algorithms' slice
-  size_t allPeerSliceBytes = 256 << 10;  // the all-peer algorithms' slice
+  // A full FIFO's slot: the streaming algorithms' slice, and the all-peer
+  // ones' (GPU presets take the kernels' instead: sliceBytesOf).
+  size_t sliceBytes = 256 << 10;
+  size_t allPeerSliceBytes = 256 << 10;
   bool gpu = false;           // ranks are GPUs: device buffers (the kernels' plans on one node)
   bool sharedMemory = true;   // ranks of a node can publish and read each other's memory (CPU ranks)
   // Played nodes: every rank of every node on one machine of this many
@@ -79,12 +81,12 @@ struct Layout {
 PlanShape planShapeOf(const Machine &m, const Layout &l);
 Engine engineOf(const Machine &m, const Layout &l);
 // The channels a ring or chain of `algo` spreads its traffic between nodes
-// over: the kernels' channel count across nodes (cudaChannelsFor), else 1.
+// over: the kernels' channel count across nodes (cudaDeviceWiring), else 1.
 int rotatedRingChannels(const Machine &m, const Layout &l, Algo algo);
 // The streaming algorithms' slice a call of this layout moves per step:
 // the machine's own, or on GPUs a full slot on each of the kernels'
-// channels (cudaChannelsFor: 16 up to 18 ranks, 1 from 512), as
-// comm/context.cc gives the planner.
+// channels (cudaDeviceWiring: 16 on 1 and 2 nodes of 8, 7 on 4, 5 from
+// 16 nodes on), as comm/context.cc gives the planner.
 size_t sliceBytesOf(const Machine &m, const Layout &l);
 
 // Whether `algo` is a schedule of its own for `coll` on this layout (not a
