@@ -507,7 +507,7 @@ Status bootstrap(Context &ctx) {
     ctx.planShape.kernelsNodeLinkBytesPerUs = double(gpuLinkMBs);
     ctx.planShape.kernelsChannels = ctx.deviceWiring.channels;
     // A call streams a full slot on each channel: 2 MiB on 16 channels,
-    // 640 KiB on the 5 that the streaming links leave from 16 nodes on.
+    // 768 KiB on the 6 the streaming links leave on 16 nodes of 8.
     ctx.planShape.kernelsSliceBytes = double(kCudaSlotBytes) * ctx.planShape.kernelsChannels;
     ctx.planShape.kernelsFifoSlots = kCudaSlots;
   }

@@ -30,15 +30,20 @@
 namespace chorus {
 
 // Pinned host memory a rank's links to every remote peer may take: 2 nodes
-// of 8 GPUs on 16 channels (136 MiB), 3 on 9; from 4 nodes of 8 the
+// of 8 GPUs on 16 channels (136 MiB), 3 on 8; from 4 nodes of 8 the
 // streaming peers' links leave more channels (cudaDeviceWiring).
 constexpr size_t kCudaNetLinkBudget = size_t(160) << 20;
-// Pinned host memory the streaming peers' links may take on all channels:
-// 5 channels on 7 peers, the most any rank has from 16 nodes on.  With the
-// by-rank tables (about 1.1 KiB a rank) and the host path's own FIFO
-// copies, a rank of 16,384 stays under 64 MiB of host memory (issue 31's
-// goal; chorus_sim --resources).
-constexpr size_t kCudaStreamingLinkBudget = size_t(40) << 20;
+// Pinned host memory the streaming peers' links may take on all channels
+// in a communicator of `nranks`: what the by-rank tables, which grow by
+// about 1.1 KiB a rank, leave of 48 MiB.  With the shm segment and the
+// host path's FIFO copies (about 12 MiB on the busiest rank), a rank stays
+// under 64 MiB of host memory up to 16,384 ranks (issue 31's goal;
+// chorus_sim --resources): 8 channels on the 5 peers of 4 nodes of 8 GPUs
+// (one per NIC), 6 on the busiest rank's 7 from 16 nodes, 4 at 16,384.
+inline size_t cudaStreamingLinkBudget(int nranks) {
+  const size_t tables = size_t(nranks) * 1152, whole = size_t(48) << 20, least = size_t(8) << 20;
+  return tables + least < whole ? whole - tables : least;
+}
 // One remote peer's link on one channel: a send and a receive copy.
 constexpr size_t kCudaNetLinkBytes = 2 * fifoFootprint(kCudaSlotBytes, kCudaSlots);
 
@@ -108,21 +113,30 @@ inline std::vector<int> cudaStreamingPeers(const NodeLayout &nodes, int rank, in
 // The channels are what the device memory allows (cudaChannelsFor, by the
 // node's size) and what the pinned links allow: every remote peer on each
 // channel within kCudaNetLinkBudget, or else the streaming peers on each
-// channel within kCudaStreamingLinkBudget.  Under `auto`, every peer is
-// linked when that leaves at least the channels the streaming links would.
+// channel within cudaStreamingLinkBudget, spread evenly over the nodes'
+// NICs.  Under `auto`, every peer is linked when that leaves at least the
+// channels the streaming links would.
 struct DeviceWiring {
   int channels;
   bool everyPeer;
 };
 inline DeviceWiring cudaDeviceWiring(const NodeLayout &nodes, const char *mode) {
-  int largestNode = 1;
-  for (int node = 0; node < nodes.nnodes; ++node)
+  int largestNode = 1, smallestNode = nodes.nranks;
+  for (int node = 0; node < nodes.nnodes; ++node) {
     largestNode = std::max(largestNode, nodes.nodeStart[node + 1] - nodes.nodeStart[node]);
+    smallestNode = std::min(smallestNode, nodes.nodeStart[node + 1] - nodes.nodeStart[node]);
+  }
   const int device = cudaChannelsFor(largestNode, nodes.nranks);
   if (nodes.nnodes < 2) return {device, true};
+  // Channel c of a ring enters a node through the NIC of its local rank
+  // c mod m (cuda_executor.cc, copyNodeLayout): from m channels on, a
+  // multiple of m, so that no NIC carries a channel more than another (5
+  // channels on nodes of 4 GPUs and NICs put two on one NIC and took 1.3x
+  // the time of 4, chorus_sim 16 x 4 GH200 at 128 MiB).
   auto fitting = [&](size_t budget, size_t peers) {
     const size_t fit = budget / (std::max<size_t>(peers, 1) * kCudaNetLinkBytes);
-    return int(std::max<size_t>(1, std::min(fit, size_t(device))));
+    const int channels = int(std::max<size_t>(1, std::min(fit, size_t(device))));
+    return smallestNode > 1 && channels >= smallestNode ? channels / smallestNode * smallestNode : channels;
   };
   const int every = fitting(kCudaNetLinkBudget, size_t(cudaMostRemotePeers(nodes)));
   if (strcmp(mode, "every") == 0) return {every, true};
@@ -131,7 +145,7 @@ inline DeviceWiring cudaDeviceWiring(const NodeLayout &nodes, const char *mode) 
   size_t streamingPeers = 0;
   for (int r = 0; r < nodes.nranks; ++r)
     streamingPeers = std::max(streamingPeers, cudaStreamingPeers(nodes, r, device).size());
-  const int streaming = fitting(kCudaStreamingLinkBudget, streamingPeers);
+  const int streaming = fitting(cudaStreamingLinkBudget(nodes.nranks), streamingPeers);
   if (strcmp(mode, "streaming") == 0 || every < streaming) return {streaming, false};
   return {every, true};
 }

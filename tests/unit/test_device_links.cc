@@ -164,12 +164,12 @@ BOOST_AUTO_TEST_CASE(the_wiring_fits_the_links_budgets) {
   };
   const std::vector<Case> cases = {
       {std::vector<int>(2, 8), 16, true},      // 8 remote peers on 16 channels: 136 MiB
-      {std::vector<int>(3, 8), 9, true},       // 16 on 9: 153 MiB, where the streaming peers would leave 7
-      {std::vector<int>(4, 8), 7, false},      // 5 streaming peers on 7: 37 MiB
-      {std::vector<int>(16, 8), 5, false},     // 7 on 5: 37 MiB
-      {std::vector<int>(128, 8), 5, false},    // the same whatever the scale
+      {std::vector<int>(3, 8), 8, true},       // 16 on 8 (9 fit, but two on one NIC), as the streaming peers would
+      {std::vector<int>(4, 8), 8, false},      // 5 streaming peers on 8 (9 fit): 42.5 MiB
+      {std::vector<int>(16, 8), 6, false},     // 7 on 6: 45 MiB
+      {std::vector<int>(128, 8), 6, false},    // the tables grow by 1.1 MiB, the links stay
       {std::vector<int>(4, 4), 12, true},      // 12 remote peers on 12
-      {std::vector<int>(64, 4), 5, false},
+      {std::vector<int>(64, 4), 4, false},     // 6 fit, but would put two on one of a node's 4 NICs
       {{1, 7, 8}, 10, true},                   // uneven: the lone rank's 15 remote peers on 10
   };
   for (const Case &c : cases) {
@@ -179,30 +179,36 @@ BOOST_AUTO_TEST_CASE(the_wiring_fits_the_links_budgets) {
     const int device = cudaChannelsFor(largest, l.nranks);
     for (const char *mode : modes) {
       const DeviceWiring w = cudaDeviceWiring(l, mode);
-      const size_t budget = w.everyPeer ? kCudaNetLinkBudget : kCudaStreamingLinkBudget;
+      const size_t budget = w.everyPeer ? kCudaNetLinkBudget : cudaStreamingLinkBudget(l.nranks);
       BOOST_TEST(w.everyPeer == (strcmp(mode, "every") == 0 || (strcmp(mode, "auto") == 0 && c.everyPeer)),
                  l.nranks << " ranks, " << mode);
       BOOST_TEST(w.channels >= 1);
       BOOST_TEST(w.channels <= device);
-      // Within the budget, and one channel more would not be, on the peers
-      // counted at the device's channels (or the device is the bound).
+      // Within the budget, and the next count that spreads evenly over the
+      // NICs would not be, on the peers counted at the device's channels
+      // (or the device is the bound).
       BOOST_TEST((w.channels == 1 || linkBytesOf(l, w) <= budget), l.nranks << " ranks, " << mode);
+      const int smallest = *std::min_element(c.sizes.begin(), c.sizes.end());
+      const int step = smallest > 1 && w.channels >= smallest ? smallest : 1;
+      BOOST_TEST((step == 1 || w.channels % smallest == 0), l.nranks << " ranks, " << mode);
       const size_t peers = w.everyPeer ? size_t(cudaMostRemotePeers(l)) : mostStreamingPeers(l, device);
-      if (w.channels < device)
-        BOOST_TEST(peers * size_t(w.channels + 1) * kCudaNetLinkBytes > budget, l.nranks << " ranks, " << mode);
+      if (w.channels + step <= device)
+        BOOST_TEST(peers * size_t(w.channels + step) * kCudaNetLinkBytes > budget, l.nranks << " ranks, " << mode);
       if (strcmp(mode, "auto") == 0) BOOST_TEST(w.channels == c.channels, l.nranks << " ranks");
     }
   }
   // Decided by the rank with the most remote peers (the lone one's 15), the same on every rank.
   const Tables uneven({1, 7, 8}, false);
   BOOST_TEST(cudaMostRemotePeers(uneven.layout) == 15);
-  // At 16,384 ranks the links take at most 5 x 7 x 1.06 MiB (the budget's
-  // 40), where the old count, 1 channel, streamed a slot of 128 KiB a step.
+  // At 16,384 ranks the tables take 18 MiB and leave the links 30: 4 x 7
+  // x 1.06 MiB, where the old count, 1 channel, streamed a slot of 128 KiB
+  // a step.
   const Tables huge(std::vector<int>(2048, 8), false);
   const DeviceWiring w = cudaDeviceWiring(huge.layout, "auto");
   BOOST_TEST(!w.everyPeer);
-  BOOST_TEST(w.channels == 5);
-  BOOST_TEST(linkBytesOf(huge.layout, w) <= kCudaStreamingLinkBudget);
+  BOOST_TEST(w.channels == 4);
+  BOOST_TEST(linkBytesOf(huge.layout, w) <= cudaStreamingLinkBudget(16384));
+  BOOST_TEST(cudaStreamingLinkBudget(16384) < cudaStreamingLinkBudget(128));
 }
 
 // Where only those peers are linked the kernels' bcast and reduce trees

@@ -206,9 +206,11 @@ void printResources(const Machine &m, const std::vector<int> &nodeCounts) {
   printf("# resources per rank of a communicator over every rank (the most expensive rank of a sample);\n"
          "# host MiB: by-rank tables + this rank's shm segment + UCX FIFO copies of the linked peers (streaming\n"
          "# algorithms only / every remote peer: an alltoall or CHORUS_NET_CONNECT=eager), plus on GPU presets\n"
-         "# the device links' pinned FIFO copies (pinMiB: on each of the ch channels, every remote peer or, past\n"
-         "# 160 MiB, the streaming algorithms' few: CHORUS_NET_DEVICE_LINKS); devMiB: the CUDA executor's FIFO\n"
-         "# region (a FIFO pair per peer on the node and channel); set-up: the bootstrap's allgathers and agreements, plus endpoints under eager. Goals at\n"
+         "# the device links' pinned FIFO copies (pinMiB: on each of the ch channels, every remote peer within\n"
+         "# 160 MiB, else the streaming algorithms' few within what the tables leave of 48 MiB:\n"
+         "# CHORUS_NET_DEVICE_LINKS; the busiest rank's); devMiB: the CUDA executor's FIFO region (a FIFO\n"
+         "# pair per peer on the node and channel) and its FIFO ends by rank; set-up: the bootstrap's\n"
+         "# allgathers and agreements, plus endpoints under eager. Goals at\n"
          "# 16,384 ranks: host <= %.0f MiB, device <= %.0f MiB, set-up < %.0f s ('!' marks a miss).\n",
          kHostGoalMiB, kDeviceGoalMiB, kSetupGoalS);
   printf("%6s %7s %9s %9s %6s %9s %6s %9s %3s %9s %9s %9s %9s %10s %10s\n", "nodes", "ranks", "tablesMiB", "shmMiB",

@@ -134,10 +134,12 @@ struct LayoutTables {
 
 namespace {
 
-// The kernels' wiring (cudaDeviceWiring), as comm/context.cc takes it: the
-// agreed CHORUS_NET_DEVICE_LINKS and the layout.  Kept for the last layout
-// asked: the streaming peers' count scans every rank, and a run asks for
-// one layout many times over.
+bool kernelsReachEveryPeer(const Layout &l) { return wiringOf(l).everyPeer; }
+
+}  // namespace
+
+// Kept for the last layout asked: the streaming peers' count scans every
+// rank, and a run asks for one layout many times over.
 DeviceWiring wiringOf(const Layout &l) {
   const char *mode = paramString(ParamId::NetDeviceLinks);
   static Layout last{0, 0};
@@ -152,9 +154,6 @@ DeviceWiring wiringOf(const Layout &l) {
   }
   return wiring;
 }
-bool kernelsReachEveryPeer(const Layout &l) { return wiringOf(l).everyPeer; }
-
-}  // namespace
 
 PlanShape planShapeOf(const Machine &m, const Layout &l) {
   PlanShape shape;

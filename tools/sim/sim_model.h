@@ -25,6 +25,7 @@
 
 #include "coll/algorithms.h"
 #include "core/collective.h"
+#include "cuda/device_links.h"
 #include "sim/sim_prims.h"
 
 namespace chorus {
@@ -80,13 +81,17 @@ struct Layout {
 // engine a call on this machine runs on.
 PlanShape planShapeOf(const Machine &m, const Layout &l);
 Engine engineOf(const Machine &m, const Layout &l);
+// The kernels' channels and device links on the layout (cudaDeviceWiring),
+// as comm/context.cc takes them: the agreed CHORUS_NET_DEVICE_LINKS and
+// the layout.
+DeviceWiring wiringOf(const Layout &l);
 // The channels a ring or chain of `algo` spreads its traffic between nodes
 // over: the kernels' channel count across nodes (cudaDeviceWiring), else 1.
 int rotatedRingChannels(const Machine &m, const Layout &l, Algo algo);
 // The streaming algorithms' slice a call of this layout moves per step:
 // the machine's own, or on GPUs a full slot on each of the kernels'
-// channels (cudaDeviceWiring: 16 on 1 and 2 nodes of 8, 7 on 4, 5 from
-// 16 nodes on), as comm/context.cc gives the planner.
+// channels (cudaDeviceWiring: 16 on 1 and 2 nodes of 8, 8 on 4, 6 on 16
+// to 128, 4 on 2,048), as comm/context.cc gives the planner.
 size_t sliceBytesOf(const Machine &m, const Layout &l);
 
 // Whether `algo` is a schedule of its own for `coll` on this layout (not a
