@@ -145,13 +145,20 @@ double kernelsAllreduceCostUs(Algo algo, size_t bytesArg, const PlanShape &shape
       // GB/s in the node where NVLink gives 450).  Without them the model
       // was 0.40x chorus_sim's 4.7 ms on 64 x 8 H100 at 128 MiB; 0.76x
       // with them.
+      // Rails that share a NIC (8 A100 on 4) take turns on it: a step is
+      // the slower of one rail's hop and transfer and the NIC's turns, not
+      // their sum (chorus_sim, 32 x 8 A100 at 32 MiB: 975 us, where the
+      // sum made 1,190 and the planner took the ring at 1.28x).
       {
         const double nodeLink = std::min(gpuLink, k.fifoGpuBytesPerUs), railLink = std::min(rail, k.fifoNetBytesPerUs);
+        const double railBytes = bytes / (m * nodes);
         const double nodeSlices = k.slice > 0 ? std::ceil(bytes / m / k.slice) : 1.0;
-        const double railSlices = k.slice > 0 ? std::ceil(bytes / (m * nodes) / k.slice) : 1.0;
+        const double railSlices = k.slice > 0 ? std::ceil(railBytes / k.slice) : 1.0;
+        const double railStepUs =
+            std::max(netHopUs + railBytes / std::min(nic, k.fifoNetBytesPerUs), railBytes / railLink);
         return (m - 1) * (2 * gpuHopUs + 2 * bytes / m / nodeLink + bytes / m / kGpuFoldBytesPerUs +
                           bytes / m / kGpuCopyBytesPerUs + 2 * (nodeSlices - 1) * 2 * kGpuMessageEndUs) +
-               2 * (nodes - 1) * (netHopUs + bytes / (m * nodes) / railLink + (railSlices - 1) * 2 * kRdmaMessageEndUs);
+               2 * (nodes - 1) * (railStepUs + (railSlices - 1) * 2 * kRdmaMessageEndUs);
       }
     case Algo::Tree: {
       const double carried = bytes / 2;  // each tree takes a half
