@@ -106,7 +106,7 @@ inline size_t cudaChannelBytes(int nodeSize, int nranks) {
 // grow with the node's ranks x channels: 16 channels up to 18 ranks on a
 // node, 9 at 32.  Only the node's peers have device FIFOs, so across nodes
 // the count falls with the nodes' size, not the job's (the ends' table,
-// 256 bytes a rank and channel, matters from about 100,000 ranks).  The
+// 384 bytes a rank and channel, lowers it only past 16,384 ranks).  The
 // device links across nodes may allow fewer (cuda/device_links.h:
 // cudaDeviceWiring), and the GPU's resident blocks fewer still
 // (cuda_executor.cc).
