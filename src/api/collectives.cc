@@ -143,8 +143,8 @@ int run(ApiCall &call, Context &ctx, const CollRequest &req, uint64_t seq, Trace
                             text, sizeof text);
       if (ctx.stats) ctx.stats->coll[int(req.coll)].staged += stagedBytes;
     } else {
-      s = cudaExecute(ctx, ctx.cuda, req, stream, !enqueue, ctx.nnodes > 1 ? &ctx.nodeLayout : nullptr, text,
-                      sizeof text);
+      s = cudaExecute(ctx, ctx.cuda, req, stream, !enqueue, ctx.nnodes > 1 ? &ctx.nodeLayout : nullptr,
+                      ctx.deviceWiring, text, sizeof text);
     }
     if (s == Status::Aborted)
       return failCollective(call, ctx, trace, s,

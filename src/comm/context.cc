@@ -317,7 +317,7 @@ void assignNodes(Context &ctx, const std::vector<uint64_t> &hosts, const std::ve
   ctx.planShape.nodeTreeDepth = nodeTreeDepthOf(ctx.nnodes);
   ctx.planShape.doublingNetRounds = doublingNetRoundsOf(ctx.nodeOf.data(), ctx.nranks);
   // (Agreed setting, the layout every rank's: every rank plans alike.)
-  ctx.deviceWiring = ctx.nnodes < 2 ? DeviceWiring{cudaChannelsFor(ctx.nranks, ctx.nranks), true}
+  ctx.deviceWiring = ctx.nnodes < 2 ? cudaOneNodeWiring(ctx.nranks)
                                     : cudaDeviceWiring(ctx.nodeLayout, paramString(ParamId::NetDeviceLinks));
   ctx.planShape.kernelsEveryPeer = ctx.deviceWiring.everyPeer;
   ctx.planShape.kernelsRootedTree = rootedNodeTreeCostOf(ctx.nnodes, !ctx.planShape.kernelsEveryPeer);

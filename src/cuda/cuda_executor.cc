@@ -289,7 +289,7 @@ Status copyNodeLayout(const NodeLayout &host, int rank, CudaState &st) {
 // a refreshed PeerInfo table, maps its peers on its node and links those on
 // other nodes (the device proxy, cuda_net.h).  Every rank learns whether
 // any failed, so nobody waits for a peer that gave up.
-Status createState(PeerLinks &ctx, CudaAttachment &cuda, const NodeLayout *nodes) {
+Status createState(PeerLinks &ctx, CudaAttachment &cuda, const NodeLayout *nodes, const DeviceWiring &wiring) {
   // The channel count fixes every rank's FIFO layout: agreed, the smallest
   // any rank's GPU can hold.
   int device = 0, sms = 0;
@@ -313,11 +313,6 @@ Status createState(PeerLinks &ctx, CudaAttachment &cuda, const NodeLayout *nodes
   }
   const int fit = int(agreed[0]);
   auto *st = new CudaState;
-  // (Agreed setting, the layout every rank's: the same wiring everywhere,
-  // and the one comm/context.cc gave the planner.)
-  const DeviceWiring wiring = ctx.nnodes > 1 && nodes
-                                  ? cudaDeviceWiring(*nodes, paramString(ParamId::NetDeviceLinks))
-                                  : DeviceWiring{cudaChannelsFor(ctx.nodeSize, ctx.nranks), true};
   st->nchannels = wiring.channels;
   if (fit < st->nchannels) {
     if (mine == fit)
@@ -505,7 +500,8 @@ void cudaDetach(CudaAttachment &cuda, bool peersDone) {
 }
 
 Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req, CUstream_st *streamArg,
-                   bool blocking, const NodeLayout *nodes, char *errText, size_t errLen) {
+                   bool blocking, const NodeLayout *nodes, const DeviceWiring &wiring, char *errText,
+                   size_t errLen) {
   cudaStream_t stream = reinterpret_cast<cudaStream_t>(streamArg);
   errText[0] = '\0';
   if (!cuda.state) {
@@ -518,7 +514,7 @@ Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req,
       return Status::Unsupported;
     }
     cudaGetLastError();
-    Status s = createState(ctx, cuda, nodes);
+    Status s = createState(ctx, cuda, nodes, wiring);
     if (s != Status::Ok) {
       snprintf(errText, errLen, "could not set up the CUDA executor on this communicator (WARN lines above say why)");
       return s;

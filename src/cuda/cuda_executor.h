@@ -34,10 +34,13 @@ struct CudaAttachment {
 // CUDA state collectively on first use.  `nodes`: on a communicator
 // spanning nodes, the ranks grouped by node in ring order (the host
 // engine's), which the kernels' rings and trees follow; null on one node.
+// `wiring`: the channels and device links the planner was given
+// (Context::deviceWiring, cudaDeviceWiring), which the set-up follows.
 // On failure `errText` says why.
 struct NodeLayout;
+struct DeviceWiring;
 Status cudaExecute(PeerLinks &links, CudaAttachment &cuda, const CollRequest &req, CUstream_st *stream,
-                   bool blocking, const NodeLayout *nodes, char *errText, size_t errLen);
+                   bool blocking, const NodeLayout *nodes, const DeviceWiring &wiring, char *errText, size_t errLen);
 
 // Device buffers on a communicator spanning nodes (cuda_staged.cc): copied
 // into pinned host memory, run by the host executor on `channel`, copied

@@ -103,6 +103,23 @@ inline std::vector<int> cudaStreamingPeers(const NodeLayout &nodes, int rank, in
   return peers;
 }
 
+// The rank whose streaming peers on `nchannels` channels are the most, and
+// their count (the first such rank): where the links are counted, and the
+// rank chorus_sim --resources samples.  Scans every rank (about 13 ms at
+// 16,384 ranks).
+struct BusiestLinks {
+  int rank;
+  size_t peers;
+};
+inline BusiestLinks cudaBusiestStreamingRank(const NodeLayout &nodes, int nchannels) {
+  BusiestLinks most{0, 0};
+  for (int r = 0; r < nodes.nranks; ++r) {
+    const size_t peers = cudaStreamingPeers(nodes, r, nchannels).size();
+    if (peers > most.peers) most = {r, peers};
+  }
+  return most;
+}
+
 // A communicator's kernels on a layout: their channels, and whether the
 // device proxy links every remote peer (true on one node) or only the
 // streaming algorithms' peers.  Computed from the layout and `mode`
@@ -120,14 +137,16 @@ struct DeviceWiring {
   int channels;
   bool everyPeer;
 };
+// On one node of `nranks`: the device's bound, every peer by IPC.
+inline DeviceWiring cudaOneNodeWiring(int nranks) { return {cudaChannelsFor(nranks, nranks), true}; }
 inline DeviceWiring cudaDeviceWiring(const NodeLayout &nodes, const char *mode) {
   int largestNode = 1, smallestNode = nodes.nranks;
   for (int node = 0; node < nodes.nnodes; ++node) {
     largestNode = std::max(largestNode, nodes.nodeStart[node + 1] - nodes.nodeStart[node]);
     smallestNode = std::min(smallestNode, nodes.nodeStart[node + 1] - nodes.nodeStart[node]);
   }
+  if (nodes.nnodes < 2) return cudaOneNodeWiring(nodes.nranks);
   const int device = cudaChannelsFor(largestNode, nodes.nranks);
-  if (nodes.nnodes < 2) return {device, true};
   // Channel c of a ring enters a node through the NIC of its local rank
   // c mod m (cuda_executor.cc, copyNodeLayout): from m channels on, a
   // multiple of m, so that no NIC carries a channel more than another (5
@@ -139,14 +158,15 @@ inline DeviceWiring cudaDeviceWiring(const NodeLayout &nodes, const char *mode) 
     return smallestNode > 1 && channels >= smallestNode ? channels / smallestNode * smallestNode : channels;
   };
   const int every = fitting(kCudaNetLinkBudget, size_t(cudaMostRemotePeers(nodes)));
-  if (strcmp(mode, "every") == 0) return {every, true};
+  const bool streamingAsked = strcmp(mode, "streaming") == 0;
+  // Under auto, every peer at the device's bound leaves nothing to gain:
+  // no scan (2 nodes of 8, the common small job).
+  if (strcmp(mode, "every") == 0 || (!streamingAsked && every == device)) return {every, true};
   // The streaming peers grow with the channels (each channel's ring
   // neighbours): counted at the most, so any fewer channels fit too.
-  size_t streamingPeers = 0;
-  for (int r = 0; r < nodes.nranks; ++r)
-    streamingPeers = std::max(streamingPeers, cudaStreamingPeers(nodes, r, device).size());
+  const size_t streamingPeers = cudaBusiestStreamingRank(nodes, device).peers;
   const int streaming = fitting(cudaStreamingLinkBudget(nodes.nranks), streamingPeers);
-  if (strcmp(mode, "streaming") == 0 || every < streaming) return {streaming, false};
+  if (streamingAsked || every < streaming) return {streaming, false};
   return {every, true};
 }
 

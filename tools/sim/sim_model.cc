@@ -147,12 +147,18 @@ DeviceWiring wiringOf(const Layout &l) {
   static DeviceWiring wiring{1, true};
   if (last.nodes != l.nodes || last.ranksPerNode != l.ranksPerNode || lastMode != mode) {
     const LayoutTables tables(l);
-    wiring = l.nodes < 2 ? DeviceWiring{cudaChannelsFor(l.nranks(), l.nranks()), true}
-                         : cudaDeviceWiring(tables.layout, mode);
+    wiring = cudaDeviceWiring(tables.layout, mode);
     last = l;
     lastMode = mode;
   }
   return wiring;
+}
+
+int busiestLinkedRankOf(const Layout &l) {
+  const DeviceWiring wiring = wiringOf(l);
+  if (l.nodes < 2 || wiring.everyPeer) return 0;
+  const LayoutTables tables(l);
+  return cudaBusiestStreamingRank(tables.layout, wiring.channels).rank;
 }
 
 PlanShape planShapeOf(const Machine &m, const Layout &l) {

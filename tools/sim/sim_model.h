@@ -85,6 +85,10 @@ Engine engineOf(const Machine &m, const Layout &l);
 // as comm/context.cc takes them: the agreed CHORUS_NET_DEVICE_LINKS and
 // the layout.
 DeviceWiring wiringOf(const Layout &l);
+// The rank whose device proxy links the most streaming peers on the
+// wiring's channels (cudaBusiestStreamingRank); 0 when every remote peer
+// is linked, or on one node.
+int busiestLinkedRankOf(const Layout &l);
 // The channels a ring or chain of `algo` spreads its traffic between nodes
 // over: the kernels' channel count across nodes (cudaDeviceWiring), else 1.
 int rotatedRingChannels(const Machine &m, const Layout &l, Algo algo);

@@ -25,27 +25,6 @@ CommFootprint footprintOfRank(const Layout &l, int rank) {
   return commFootprint(ctx);
 }
 
-// The rank whose device proxy links the most streaming peers (none when
-// every remote peer is linked, or on one node).
-int busiestLinkedRank(const Layout &l) {
-  const DeviceWiring wiring = wiringOf(l);
-  if (l.nodes < 2 || wiring.everyPeer) return 0;
-  Context ctx;
-  ctx.rank = 0;
-  ctx.nranks = l.nranks();
-  std::vector<int> order(size_t(ctx.nranks)), nodeStart, nodeOf(size_t(ctx.nranks));
-  for (int r = 0; r < ctx.nranks; ++r) order[size_t(r)] = r, nodeOf[size_t(r)] = l.nodeOf(r);
-  for (int node = 0; node <= l.nodes; ++node) nodeStart.push_back(std::min(ctx.nranks, node * l.ranksPerNode));
-  const NodeLayout layout{ctx.nranks, l.nodes, order.data(), order.data(), nodeStart.data(), nodeOf.data()};
-  int busiest = 0;
-  size_t most = 0;
-  for (int r = 0; r < ctx.nranks; ++r) {
-    const size_t peers = cudaStreamingPeers(layout, r, wiring.channels).size();
-    if (peers > most) most = peers, busiest = r;
-  }
-  return busiest;
-}
-
 }  // namespace
 
 CommFootprint footprintOf(const Layout &l) {
@@ -53,7 +32,7 @@ CommFootprint footprintOf(const Layout &l) {
   CommFootprint most;
   size_t deviceLinks = 0;
   int linkedPeers = 0;
-  for (int rank : {0, l.ranksPerNode - 1, n / 2, n - 1, busiestLinkedRank(l)}) {
+  for (int rank : {0, l.ranksPerNode - 1, n / 2, n - 1, busiestLinkedRankOf(l)}) {
     const CommFootprint f = footprintOfRank(l, std::min(std::max(rank, 0), n - 1));
     if (f.hostBytes(true) > most.hostBytes(true) ||
         (f.hostBytes(true) == most.hostBytes(true) && f.hostBytes(false) > most.hostBytes(false)))
