@@ -94,6 +94,15 @@ GpuNodeLinks linksOf(const PlanShape &shape) {
 // The largest message a stream of `bytes` moves: a slice, or all of it.
 double sliceOf(const GpuNodeLinks &k, double bytes) { return k.slice > 0 ? std::min(bytes, k.slice) : bytes; }
 
+// `bytes` moved a slice at a time, at `sliceUs(b)` for a slice of b bytes:
+// the full slices, then the partial last one at its own size.
+template <class SliceUs>
+double overSlices(const GpuNodeLinks &k, double bytes, SliceUs sliceUs) {
+  const double slice = sliceOf(k, bytes), fullSlices = slice > 0 ? std::floor(bytes / slice) : 1.0;
+  const double rest = bytes - fullSlices * slice;
+  return fullSlices * sliceUs(slice) + (rest > 0 ? sliceUs(rest) : 0.0);
+}
+
 // A ring's (or chain's) step between nodes: channel c's share enters the
 // next node through the NIC of its local rank c (cuda_executor.cc,
 // copyNodeLayout), which m / nics ranks share, so the busiest NIC's
@@ -127,9 +136,7 @@ double kernelsAllreduceCostUs(Algo algo, size_t bytesArg, const PlanShape &shape
         const double chainUs = netShare * (netHopUs + b / netBytesPerUs) + (1 - netShare) * (gpuHopUs + b / gpuLink);
         return std::max(chainUs, b / std::min(gpuLink, netBytesPerUs));
       };
-      const double slice = sliceOf(k, block), fullSlices = slice > 0 ? std::floor(block / slice) : 1.0;
-      const double rest = block - fullSlices * slice;
-      return 2 * (n - 1) * (fullSlices * sliceUs(slice) + (rest > 0 ? sliceUs(rest) : 0.0));
+      return 2 * (n - 1) * overSlices(k, block, sliceUs);
     }
     case Algo::Hierarchical:
       if (!shape.equalNodes) return -1.0;
@@ -169,9 +176,7 @@ double kernelsAllreduceCostUs(Algo algo, size_t bytesArg, const PlanShape &shape
       // own bytes (charged a whole slice, 128 x 8 H100 at 2 MiB was 1.26x
       // the simulator on 768 KiB slices).
       auto tripUs = [&](double b) { return 3 * latencyUs + 2 * (netHops * 2 * b / nic + (m - 1) * b / gpuLink); };
-      const double slice = sliceOf(k, carried), fullSlices = slice > 0 ? std::floor(carried / slice) : 1.0;
-      const double rest = carried - fullSlices * slice;
-      return fullSlices * tripUs(slice) + (rest > 0 ? tripUs(rest) : 0.0);
+      return overSlices(k, carried, tripUs);
     }
     default:
       return -1.0;
