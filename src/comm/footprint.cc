@@ -53,8 +53,7 @@ CommFootprint commFootprint(const Context &ctx) {
   }
   f.deviceChannels = ctx.deviceWiring.channels;
   f.deviceFifoBytes = cudaFifoRegionBytes(ctx.nodeSize, f.deviceChannels);
-  f.deviceEndsBytes = (cudaChannelBytes(ctx.nodeSize, ctx.nranks) - cudaChannelBytes(ctx.nodeSize, 0)) *
-                      size_t(f.deviceChannels);
+  f.deviceEndsBytes = cudaEndsBytes(ctx.nranks) * size_t(f.deviceChannels);
   // The proxy's links (cuda/device_links.h): every remote peer, or the
   // streaming algorithms' few, on each channel.
   if (ctx.nnodes > 1) {

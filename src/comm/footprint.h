@@ -29,7 +29,7 @@ struct CommFootprint {
   // its own code: its channels (cudaDeviceWiring), the device memory of its
   // inbound FIFO region (a pair per peer on the node and channel,
   // cudaFifoRegionBytes) and of its FIFO ends' table (every rank, on each
-  // channel: cudaChannelBytes), and across nodes the device
+  // channel: cudaEndsBytes), and across nodes the device
   // links' FIFO copies, which the proxy (transport/ucx/ucx_proxy.h) makes
   // at set-up for its linked peers (every remote one, or the streaming
   // algorithms' few: cuda/device_links.h) on every channel, in pinned host

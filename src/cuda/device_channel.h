@@ -96,9 +96,9 @@ constexpr size_t kCudaFifoPairBytes = cudaFifoBytes(Proto::Simple) + cudaFifoByt
 // protocol), and its table of FIFO ends towards every rank of the
 // communicator (a send and a receive end per protocol: DevChannel), which
 // the kernels index by rank.
+inline size_t cudaEndsBytes(int nranks) { return size_t(int(Proto::Count)) * 2 * sizeof(FifoEnd) * size_t(nranks); }
 inline size_t cudaChannelBytes(int nodeSize, int nranks) {
-  return kCudaFifoPairBytes * size_t(nodeSize > 1 ? nodeSize - 1 : 1) +
-         size_t(int(Proto::Count)) * 2 * sizeof(FifoEnd) * size_t(nranks);
+  return kCudaFifoPairBytes * size_t(nodeSize > 1 ? nodeSize - 1 : 1) + cudaEndsBytes(nranks);
 }
 // Channels the device memory allows a communicator of `nranks` whose
 // largest node holds `nodeSize` of them: kCudaMaxChannels while a rank's
