@@ -146,6 +146,15 @@ inline void setKnownNetwork(PlanShape &shape, double linkBytesPerUs, double node
 // nranks is a power of two.
 int doublingNetRoundsOf(const int *nodeOf, int nranks);
 
+// Alltoall across nodes: the pairwise exchange links every remote peer,
+// two small FIFO copies each (128.5 KiB: 2 GiB a rank at 16,384 ranks, 132
+// MiB at 1,024; chorus_sim --resources).  Past kAllPeerLinkBudget the
+// planner takes Bruck's rounds, which link 2 log2(n) peers, whatever the
+// blocks' size: memory before bandwidth (CHORUS_ALGO=pairwise trades
+// back).  Whether the pairwise exchange's links fit on `shape`.
+constexpr size_t kAllPeerLinkBudget = size_t(32) << 20;
+bool allPeerLinksFit(const PlanShape &shape);
+
 // The cost model's estimate, in microseconds, of `algo` for `coll` on
 // `shape` (several nodes); a negative value when the algorithm does not
 // apply.  Exposed for the unit tests and chorus_info.

@@ -13,6 +13,7 @@
 #include "coll/allreduce_recursive_doubling.h"
 #include "coll/allreduce_ring.h"
 #include "coll/allreduce_tree.h"
+#include "coll/alltoall_bruck.h"
 #include "coll/alltoall_pairwise.h"
 #include "coll/alltoall_single_copy.h"
 #include "coll/barrier_dissemination.h"
@@ -69,9 +70,10 @@ void runReductionAlgorithm(const CollArgs &a, Coll coll, Algo algo, Prims &prims
 }
 
 // Broadcast, allgather, alltoall and barrier: bytes only (`a.count` in
-// bytes), the reduction functor never applied.
+// bytes), the reduction functor never applied.  `scratch`: a slice of
+// private memory (Bruck's packing).
 template <typename Prims>
-void runCopyAlgorithm(const CollArgs &a, Coll coll, Algo algo, Prims &prims) {
+void runCopyAlgorithm(const CollArgs &a, Coll coll, Algo algo, Prims &prims, uint8_t *scratch) {
   using Bytes = uint8_t;
   switch (coll) {
     case Coll::Bcast:
@@ -89,6 +91,7 @@ void runCopyAlgorithm(const CollArgs &a, Coll coll, Algo algo, Prims &prims) {
     case Coll::Alltoall:
       if (algo == Algo::SingleCopy && prims.canReadPeers() && a.sendbuf != a.recvbuf && a.nranks <= kMaxSingleCopyRanks)
         alltoallSingleCopy<Bytes>(a, prims);
+      else if (algo == Algo::Bruck) alltoallBruck(a, prims, scratch);
       else alltoallPairwise<Bytes>(a, prims);
       break;
     case Coll::Barrier:

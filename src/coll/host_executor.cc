@@ -18,7 +18,7 @@ Status runCopyCollective(HostChannel &ch, const CollRequest &req) {
   HostPrims<Bytes, CopyFunc> prims(ch);
   CollArgs a = makeArgs(ch, req, 1);
   a.count = req.count * req.elemSize;
-  runCopyAlgorithm(a, req.coll, req.algo, prims);
+  runCopyAlgorithm(a, req.coll, req.algo, prims, reinterpret_cast<uint8_t *>(ch.scratch));
   return ch.error;
 }
 

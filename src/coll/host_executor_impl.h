@@ -25,6 +25,7 @@ inline CollArgs makeArgs(const HostChannel &ch, const CollRequest &req, size_t e
   // runs on no FIFO at all.)
   const bool rootedTree = req.algo == Algo::Tree && (req.coll == Coll::Bcast || req.coll == Coll::Reduce);
   const bool allPeers = req.algo == Algo::Direct || req.algo == Algo::Pairwise || req.algo == Algo::SingleCopy ||
+                        req.algo == Algo::Bruck ||
                         req.algo == Algo::Dissemination ||
                         req.algo == Algo::RecursiveDoubling || rootedTree;
   a.sliceElems = (allPeers ? ch.allPeerSliceBytes : ch.slotBytes) / elemSize;

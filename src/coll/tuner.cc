@@ -130,7 +130,7 @@ size_t limitFromParam(ParamId id, size_t measured) {
 
 bool directFits(int nranks) { return nranks <= kMaxDirectRanks; }
 
-enum class Forced { None, Ring, Tree, Direct, Publish, Hierarchical, RecursiveDoubling, Pairwise, SingleCopy };
+enum class Forced { None, Ring, Tree, Direct, Publish, Hierarchical, RecursiveDoubling, Pairwise, SingleCopy, Bruck };
 
 Forced forcedAlgo() {
   const char *algo = paramString(ParamId::Algo);
@@ -142,6 +142,7 @@ Forced forcedAlgo() {
   if (!strcasecmp(algo, "recursive_doubling")) return Forced::RecursiveDoubling;
   if (!strcasecmp(algo, "pairwise")) return Forced::Pairwise;
   if (!strcasecmp(algo, "single_copy")) return Forced::SingleCopy;
+  if (!strcasecmp(algo, "bruck")) return Forced::Bruck;
   return Forced::None;
 }
 // CHORUS_ALGO, read once for both engines' plans.
@@ -318,6 +319,11 @@ const char *describeChoice(Algo best, double bestUs, const double *costs, const 
 
 int nodeTreeDepthOf(int nnodes) { return treeDepthOver(nnodes); }
 
+bool allPeerLinksFit(const PlanShape &shape) {
+  const size_t remotePeers = size_t(shape.nranks - std::max(shape.maxNodeRanks, 1));
+  return shape.nnodes < 2 || remotePeers * 2 * fifoFootprint(kSmallFifoSlotBytes, kSmallFifoSlots) <= kAllPeerLinkBudget;
+}
+
 int doublingNetRoundsOf(const int *nodeOf, int nranks) {
   if (nranks < 2 || !isPowerOfTwo(nranks)) return -1;
   int rounds = 0;
@@ -329,8 +335,59 @@ int doublingNetRoundsOf(const int *nodeOf, int nranks) {
   return rounds;
 }
 
+// The alltoall of `block` bytes a peer whose blocks fit one all-peer
+// slice, on the host engine: the pairwise exchange's one round (a message
+// to every peer, then one from each) against Bruck's ceil(log2 n) rounds
+// of about n/2 blocks, packed.  Every Bruck round crosses nodes for the
+// ranks at a node's edge (rank + k), so each pays the network's price;
+// round k sends min(k, m) of the node's ranks' vectors through its NICs.
+namespace {
+double alltoallCostUs(Algo algo, double block, const PlanShape &shape) {
+  const double n = shape.nranks, m = std::max(1, shape.maxNodeRanks), remote = n - m;
+  const bool nicsKnown = shape.netLinkBytesPerUs > 0;
+  // (A core per rank: a shared-memory message's ends cost what chorus_sim
+  // finds for CPU nodes, 15 of them 4.5 us on 16 ranks.)
+  const LinkClass net = netLinkOf(shape), shm = shmLinkOf(nicsKnown || shape.cpuShare <= 1.0);
+  const bool severalNodes = shape.nnodes > 1;
+  const LinkClass &cross = severalNodes ? net : shm;
+  const double nodeNetBytesPerUs = nicsKnown && shape.nodeNetBytesPerUs > 0 ? shape.nodeNetBytesPerUs : net.bytesPerUs;
+  const double slice = hostAllPeerSliceBytes(shape.nranks);
+  if (algo == Algo::Pairwise) {
+    const double messagesUs = ((m - 1) * shm.messageUs + (severalNodes ? remote * net.messageUs : 0)) * shape.cpuShare;
+    // The node's NICs drain while its ranks post: the slower of the two
+    // (chorus_sim, 2 x 64 ranks of 2socket, 256 B: 150 us, where their
+    // sum made 237 and Bruck's 176 was taken).
+    const double nicUs = severalNodes ? m * remote * block / nodeNetBytesPerUs : 0;
+    if (block <= slice) return cross.latencyUs + std::max(messagesUs, nicUs) + 2 * (n - 1) * block / kCpuCopyBytesPerUs;
+    // Past a slice, partner after partner, each slice a hop both ways
+    // (alltoall_pairwise.h), the node's ranks through its NICs at once.
+    const double slices = std::ceil(block / slice);
+    const double netSliceUs = net.latencyUs + net.messageUs * shape.cpuShare + m * slice / nodeNetBytesPerUs;
+    const double shmSliceUs = hopUs(shm, slice, shape.cpuShare);
+    return slices * ((severalNodes ? remote * netSliceUs : 0) + (m - 1) * shmSliceUs) +
+           2 * (n - 1) * block / kCpuCopyBytesPerUs;
+  }
+  if (algo != Algo::Bruck) return kNotApplicable;
+  const double roundBytes = std::floor(n / 2) * block;
+  const double slices = std::max(1.0, std::ceil(roundBytes / slice));
+  double us = 2.5 * n * block / kCpuCopyBytesPerUs;  // the first copy and the swaps
+  for (double k = 1; k < n; k *= 2) {
+    const double wireUs = severalNodes ? std::min(k, m) * roundBytes / nodeNetBytesPerUs : roundBytes / cross.bytesPerUs;
+    // Across nodes a round's message ends half overlap the rounds' chain
+    // (chorus_sim, 2 x 8 ranks, 8 B: 4 rounds 10.4 us, where the whole
+    // hop's 4 us a round made 16).
+    const double endsUs = severalNodes ? cross.messageUs / 2 : cross.messageUs;
+    // (Packing and unpacking run beside the other ranks' rounds: charged,
+    // they put the model at 1.8x chorus_sim's bytes' time on 4 x 8 ranks.)
+    us += cross.latencyUs + slices * endsUs * shape.cpuShare + wireUs;
+  }
+  return us;
+}
+}  // namespace
+
 double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape, Engine engine) {
   const bool rooted = coll == Coll::Bcast || coll == Coll::Reduce;
+  if (coll == Coll::Alltoall) return engine == Engine::Host ? alltoallCostUs(algo, double(bytesArg), shape) : kNotApplicable;
   // The kernels' allreduce, bcast and reduce across GPU nodes whose NICs
   // are known: their GPU links and NICs (tuner_kernels.cc); the one-shot
   // keeps this model.
@@ -618,6 +675,20 @@ Plan planForHost(Coll coll, size_t bytes, const PlanShape &shape, bool cpuRanks)
   if (coll == Coll::Alltoall) {
     const bool singleCopy = shape.singleCopy && nranks <= kMaxSingleCopyRanks;
     if (forced == Forced::SingleCopy && singleCopy) return {Algo::SingleCopy, "CHORUS_ALGO=single_copy"};
+    if (forced == Forced::Bruck) return {Algo::Bruck, "CHORUS_ALGO=bruck"};
+    if (forced == Forced::None && !allPeerLinksFit(shape))
+      return {Algo::Bruck, "every remote peer's FIFO copies would pass 32 MiB: log2(n) rounds, 2 log2(n) peers"};
+    // (From 8 ranks across nodes, 16 on one: below, a message to each
+    // peer costs about as much as the rounds, which the model misses:
+    // chorus_sim, 2socket, 8 B: 4 x 1 ranks pairwise 6.0 us, Bruck 8.0;
+    // 1 x 4 and 1 x 8 pairwise 1.10 and 2.11, Bruck 1.61 and 2.42.
+    // With a core per rank only: where ranks share cores each round waits
+    // for its partner to be scheduled, and on 4 ranks on 2 cores, 2x2 and
+    // every rank its own node over tcp, Bruck measured 0.85-1.0x
+    // pairwise's time at 16 B blocks, 1.1-1.5x at 1 KiB: perf/RESULTS.md.)
+    if (forced == Forced::None && shape.cpuShare <= 1.0 && nranks >= (severalNodes ? 8 : 16) &&
+        alltoallCostUs(Algo::Bruck, double(bytes), shape) < alltoallCostUs(Algo::Pairwise, double(bytes), shape))
+      return {Algo::Bruck, "cost model: log2(n) packed rounds cost less than a message to every peer"};
     if (forced == Forced::None && singleCopy && shape.cpuShare > kSingleCopyMinCpuShare && bytes >= kSingleCopyMinBlock)
       return {Algo::SingleCopy, "ranks crowd the cores: one copy per block and two hand-offs per peer, not one per slot"};
     return {Algo::Pairwise, "a FIFO message per slice, partners in turn"};

@@ -10,7 +10,7 @@ const char *collName(Coll c) {
 
 const char *algoName(Algo a) {
   static const char *const names[] = {"ring", "tree", "direct", "chain", "pairwise", "dissemination", "local",
-                                      "publish", "hierarchical", "recursive_doubling", "single_copy"};
+                                      "publish", "hierarchical", "recursive_doubling", "single_copy", "bruck"};
   return a < Algo::Count ? names[int(a)] : "?";
 }
 

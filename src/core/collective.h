@@ -24,7 +24,7 @@ enum class Coll : uint8_t { Allreduce, Reduce, Bcast, Allgather, ReduceScatter, 
 // for large blocks when ranks share cores; pairwise where it cannot run.
 enum class Algo : uint8_t {
   Ring, Tree, Direct, Chain, Pairwise, Dissemination, Local, Publish, Hierarchical, RecursiveDoubling, SingleCopy,
-  Count
+  Bruck, Count
 };
 
 const char *collName(Coll c);

@@ -25,14 +25,15 @@ enum class ParamScope { Local, Agreed };
 
 // X(id, kind, scope, env, default, accepted, help)
 #define CHORUS_PARAM_TABLE(X)                                                                     \
-  X(Algo, Choice, Agreed, "CHORUS_ALGO", "auto", "auto,ring,tree,direct,publish,hierarchical,recursive_doubling,pairwise,single_copy", \
+  X(Algo, Choice, Agreed, "CHORUS_ALGO", "auto", "auto,ring,tree,direct,publish,hierarchical,recursive_doubling,pairwise,single_copy,bruck", \
     "Force the algorithm of every collective that has it (allreduce: ring|tree|direct|publish|"   \
     "hierarchical (several nodes of equal size)|recursive_doubling (host memory, a power of two " \
     "ranks); "                                                                                    \
     "reduce-scatter: ring|direct|recursive_doubling (halving); reduce: ring|direct|tree (several "  \
     "nodes); allgather: ring|direct|publish|recursive_doubling; bcast: ring|direct|publish|tree "   \
     "(several nodes); alltoall: pairwise|single_copy (host memory, one machine, where the kernel " \
-    "lets ranks read each other's memory); barrier: direct (flat)). auto lets "                   \
+    "lets ranks read each other's memory)|bruck (host memory; log2(n) rounds); barrier: direct "  \
+    "(flat)). auto lets "                                                                         \
     "the planner choose by size.")                                                                \
   X(Proto, Choice, Agreed, "CHORUS_PROTO", "auto", "auto,simple,ll",                                      \
     "Force the GPU protocol: simple (bandwidth) or ll (latency). Host buffers always use simple.") \

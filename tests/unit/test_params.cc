@@ -299,6 +299,26 @@ BOOST_AUTO_TEST_CASE(planner_choices) {
   BOOST_TEST(planCollective(Coll::Alltoall, 8 << 10, eightOnTwo).algo == Algo::Pairwise);
   eightOnTwo.cpuShare = 2;  // 4 ranks on 2 cores: the FIFOs win at every size
   BOOST_TEST(planCollective(Coll::Alltoall, 16 << 20, eightOnTwo).algo == Algo::Pairwise);
+  // Bruck's rounds: for small blocks where ranks have cores of their own
+  // and the nodes' NICs are known, not where ranks share cores; and
+  // whatever the size once every remote peer's links would pass the
+  // budget (16 nodes of 64: 960 remote peers, 120 MiB), unless forced.
+  PlanShape cpuNodes;
+  cpuNodes.nranks = 1024;
+  cpuNodes.nnodes = 16;
+  cpuNodes.maxNodeRanks = 64;
+  setKnownNetwork(cpuNodes, 12500, 12500, true);
+  BOOST_TEST(!allPeerLinksFit(cpuNodes));
+  BOOST_TEST(planCollective(Coll::Alltoall, 1 << 20, cpuNodes).algo == Algo::Bruck);
+  cpuNodes.nranks = 128;
+  cpuNodes.nnodes = 2;
+  BOOST_TEST(allPeerLinksFit(cpuNodes));
+  BOOST_TEST(planCollective(Coll::Alltoall, 8, cpuNodes).algo == Algo::Bruck);
+  BOOST_TEST(modelCostUs(Coll::Alltoall, Algo::Bruck, 8, cpuNodes) <
+             modelCostUs(Coll::Alltoall, Algo::Pairwise, 8, cpuNodes) / 4);
+  BOOST_TEST(planCollective(Coll::Alltoall, 64 << 10, cpuNodes).algo == Algo::Pairwise);
+  cpuNodes.cpuShare = 2;
+  BOOST_TEST(planCollective(Coll::Alltoall, 8, cpuNodes).algo == Algo::Pairwise);
   // Device buffers on one node run on the kernels, which have the ring and
   // chain, the one-shot, the allreduce tree and the pairwise alltoall: what
   // the host would run otherwise becomes the ring (or chain), and what

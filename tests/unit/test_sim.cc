@@ -313,7 +313,11 @@ BOOST_AUTO_TEST_CASE(the_planner_takes_the_best_where_it_was_flagged) {
                         {4, 1, Coll::Bcast, size_t(32) << 10},      {2, 8, Coll::Bcast, size_t(8) << 20},
                         {2, 8, Coll::Allreduce, size_t(8) << 10},   {4, 1, Coll::Allgather, size_t(8) << 20},
                         {4, 1, Coll::Allgather, size_t(32) << 10},  {16, 1, Coll::Allgather, size_t(32) << 10},
-                        {4, 1, Coll::ReduceScatter, size_t(32) << 10}};
+                        {4, 1, Coll::ReduceScatter, size_t(32) << 10},
+                        // Bruck's alltoall for small blocks, the pairwise exchange past them or on few ranks
+                        {2, 64, Coll::Alltoall, 8},                 {1, 64, Coll::Alltoall, 8},
+                        {16, 1, Coll::Alltoall, 512},               {2, 8, Coll::Alltoall, size_t(8) << 10},
+                        {2, 2, Coll::Alltoall, 8},                  {1, 8, Coll::Alltoall, 8}};
   for (const Case &c : cases) {
     Machine cpu = preset;
     cpu.ranksPerNode = c.ranksPerNode;  // as chorus_sim -r sets it
@@ -641,6 +645,29 @@ BOOST_AUTO_TEST_CASE(recording_stops_at_the_cap) {
   const SimResult r = simulate(cpu, l, s);
   BOOST_TEST(!r.ok);
   BOOST_TEST(r.why.find("more than the event model takes") != std::string::npos, r.why);
+}
+
+// Bruck's alltoall: ceil(log2 n) messages a rank, to rank + 2^k, where the
+// pairwise exchange sends n - 1; past the all-peer links' budget the
+// pairwise exchange is no candidate (the planner never takes it there).
+BOOST_AUTO_TEST_CASE(bruck_reaches_log2_n_peers) {
+  Machine cpu = *findPreset("2socket");
+  Layout l;
+  l.nodes = 16;
+  l.ranksPerNode = cpu.ranksPerNode = 1;
+  const Schedules bruck = recordCollective(cpu, l, Coll::Alltoall, Algo::Bruck, 8, 1);
+  const Schedules pairwise = recordCollective(cpu, l, Coll::Alltoall, Algo::Pairwise, 8, 1);
+  const SimResult b = simulate(cpu, l, bruck), p = simulate(cpu, l, pairwise);
+  BOOST_TEST(b.ok);
+  BOOST_TEST(p.ok);
+  BOOST_TEST(b.messages == 16u * 4u);
+  BOOST_TEST(p.messages == 16u * 15u);
+  BOOST_TEST(b.timeUs < p.timeUs);
+  l.ranksPerNode = cpu.ranksPerNode = 64;
+  const std::vector<Algo> many = candidatesFor(cpu, l, Coll::Alltoall);
+  BOOST_TEST((std::find(many.begin(), many.end(), Algo::Pairwise) == many.end()));
+  BOOST_TEST((std::find(many.begin(), many.end(), Algo::Bruck) != many.end()));
+  BOOST_TEST(int(planCollective(Coll::Alltoall, size_t(1) << 20, planShapeOf(cpu, l)).algo) == int(Algo::Bruck));
 }
 
 BOOST_AUTO_TEST_CASE(resources_follow_the_wiring) {

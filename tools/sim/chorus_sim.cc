@@ -115,7 +115,7 @@ Row simulateRow(const Machine &m, const Layout &l, Coll coll, size_t bytes, size
   row.coll = coll;
   row.bytes = bytes;
   const PlanShape shape = planShapeOf(m, l);
-  row.plan = planCollective(coll, bytes, shape, engineOf(m, l));
+  row.plan = planCollective(coll, bytes, shape, engineOf(m, l, coll));
   std::vector<Algo> algos = candidatesFor(m, l, coll);
   bool plannedIn = false;
   for (Algo a : algos) plannedIn = plannedIn || a == row.plan.algo;

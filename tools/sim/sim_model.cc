@@ -206,6 +206,13 @@ Engine engineOf(const Machine &m, const Layout &l) {
   return l.nodes > 1 && strcmp(paramString(ParamId::NetDevice), "staged") == 0 ? Engine::Host : Engine::Kernels;
 }
 
+Engine engineOf(const Machine &m, const Layout &l, Coll coll) {
+  const Engine engine = engineOf(m, l);
+  if (engine == Engine::Kernels && coll == Coll::Alltoall && l.nodes > 1 && !kernelsReachEveryPeer(l))
+    return Engine::Host;
+  return engine;
+}
+
 int rotatedRingChannels(const Machine &m, const Layout &l, Algo algo) {
   if (engineOf(m, l) != Engine::Kernels || l.nodes < 2 || (algo != Algo::Ring && algo != Algo::Chain)) return 1;
   return wiringOf(l).channels;
@@ -239,8 +246,12 @@ bool algorithmApplies(const Machine &m, const Layout &l, Coll coll, Algo algo) {
     case Algo::Publish:
       return !kernels && m.sharedMemory && !severalNodes &&
              (coll == Coll::Allreduce || coll == Coll::Allgather || coll == Coll::Bcast);
-    case Algo::Pairwise:
-      return coll == Coll::Alltoall;
+    case Algo::Pairwise:  // (not past the links' budget, where the planner never takes it)
+      return coll == Coll::Alltoall && allPeerLinksFit(planShapeOf(m, l));
+    case Algo::Bruck:  // host memory only: not timed on the GPU presets, whose host planner
+      // keeps the measured constants (comm/context.cc: packedNetwork) where
+      // this model would run the staged exchange at the GPUs' link speeds
+      return coll == Coll::Alltoall && !m.gpu;
     case Algo::Dissemination:
       return coll == Coll::Barrier;
     default:
@@ -251,7 +262,7 @@ bool algorithmApplies(const Machine &m, const Layout &l, Coll coll, Algo algo) {
 std::vector<Algo> candidatesFor(const Machine &m, const Layout &l, Coll coll) {
   std::vector<Algo> out;
   for (Algo a : {Algo::Local, Algo::Ring, Algo::Chain, Algo::Direct, Algo::Tree, Algo::RecursiveDoubling,
-                 Algo::Hierarchical, Algo::Publish, Algo::Pairwise, Algo::Dissemination})
+                 Algo::Hierarchical, Algo::Publish, Algo::Pairwise, Algo::Bruck, Algo::Dissemination})
     if (algorithmApplies(m, l, coll, a)) out.push_back(a);
   return out;
 }
@@ -292,7 +303,8 @@ void recordRank(const Machine &m, const Layout &l, const LayoutTables &t, Coll c
   a.rank = rank;
   a.nranks = n;
   const bool rootedTree = algo == Algo::Tree && (coll == Coll::Bcast || coll == Coll::Reduce);
-  const bool allPeers = algo == Algo::Direct || algo == Algo::Pairwise || algo == Algo::Dissemination ||
+  const bool allPeers = algo == Algo::Direct || algo == Algo::Pairwise || algo == Algo::Bruck ||
+                        algo == Algo::Dissemination ||
                         algo == Algo::RecursiveDoubling || rootedTree;
   // The all-peer algorithms' slice: the small FIFOs' slot once every FIFO
   // at full size would take more than the library allows.
@@ -329,7 +341,7 @@ void recordRank(const Machine &m, const Layout &l, const LayoutTables &t, Coll c
     runReductionAlgorithm<T>(a, coll, algo, prims, fakeBuffer<T>(3));
   } else {
     SimPrims<uint8_t> prims(out, ch);  // bytes, as the executor moves them (count is in bytes)
-    runCopyAlgorithm(a, coll, algo, prims);
+    runCopyAlgorithm(a, coll, algo, prims, fakeBuffer<uint8_t>(3));
   }
 }
 

@@ -81,6 +81,10 @@ struct Layout {
 // engine a call on this machine runs on.
 PlanShape planShapeOf(const Machine &m, const Layout &l);
 Engine engineOf(const Machine &m, const Layout &l);
+// The engine a call of `coll` runs on: an alltoall on device buffers is
+// staged through the host engine where the kernels do not link every
+// remote peer (api/collectives.cc: stagedThroughHost).
+Engine engineOf(const Machine &m, const Layout &l, Coll coll);
 // The kernels' channels and device links on the layout (cudaDeviceWiring),
 // as comm/context.cc takes them: the agreed CHORUS_NET_DEVICE_LINKS and
 // the layout.
