@@ -64,11 +64,11 @@ case $fromXml in "8 GPUs, 450 GB/s"*) ;; *) fail "--topo: the XML read as '$from
 rm -f sim-options.out sim-options.json
 
 # --resources: a row per node count, its rank count the layout's; device
-# FIFOs (column 13) for the node's peers, fewer per rank across nodes,
+# FIFOs (column 14) for the node's peers, fewer per rank across nodes,
 # and the device proxy's pinned links (column 10) only across nodes.
 "$sim" -p 8xh100 -n 1,16 --resources </dev/null >sim-options.out || fail "--resources exited $?"
-awk '$1 == 1 && $2 == 8 && $13 + 0 > 0 && $10 + 0 == 0 {one = $13 + 0}
-     $1 == 16 && $2 == 128 && $10 + 0 > 0 {many = $13 + 0}
+awk '$1 == 1 && $2 == 8 && $14 + 0 > 0 && $10 + 0 == 0 {one = $14 + 0}
+     $1 == 16 && $2 == 128 && $10 + 0 > 0 {many = $14 + 0}
      END {exit !(one > 0 && many > 0 && many < one)}' sim-options.out ||
   fail "--resources: no rows for 1 x 8 and 16 x 8: $(cat sim-options.out)"
 rm -f sim-options.out

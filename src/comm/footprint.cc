@@ -1,5 +1,9 @@
 #include "comm/footprint.h"
 
+#include <algorithm>
+#include <vector>
+
+#include "coll/algorithms.h"
 #include "coll/bulk_links.h"
 #include "comm/context.h"
 #include "cuda/device_channel.h"
@@ -50,6 +54,22 @@ CommFootprint commFootprint(const Context &ctx) {
       ++f.bulkNetPeers;
       f.bulkNetBytes += bytes;
     }
+  }
+  f.alltoallNetPeers = f.bulkNetPeers;
+  f.alltoallNetBytes = f.bulkNetBytes;
+  if (allPeerLinksFit(ctx.planShape)) {
+    f.alltoallNetPeers = f.remotePeers;
+    f.alltoallNetBytes = f.allNetBytes;
+  } else {
+    std::vector<int> bruckPeers;
+    for (int k = 1; k < ctx.nranks; k *= 2)
+      for (int p : {(ctx.rank + k) % ctx.nranks, (ctx.rank + ctx.nranks - k) % ctx.nranks})
+        if (ctx.nodeOf[size_t(p)] != ctx.nodeOf[size_t(ctx.rank)] && !streamsWith(ctx, p) &&
+            std::find(bruckPeers.begin(), bruckPeers.end(), p) == bruckPeers.end()) {
+          bruckPeers.push_back(p);
+          ++f.alltoallNetPeers;
+          f.alltoallNetBytes += netLinkBytes(ctx, p);
+        }
   }
   f.deviceChannels = ctx.deviceWiring.channels;
   f.deviceFifoBytes = cudaFifoRegionBytes(ctx.nodeSize, f.deviceChannels);

@@ -25,6 +25,11 @@ struct CommFootprint {
   // alltoall, the all-peer algorithms, CHORUS_NET_CONNECT=eager).
   int bulkNetPeers = 0;
   size_t bulkNetBytes = 0, allNetBytes = 0;
+  // The links once an alltoall has run as the planner takes it: every
+  // remote peer while their FIFO copies fit (coll/algorithms.h:
+  // allPeerLinksFit), else the streaming ones and Bruck's (rank +- 2^k).
+  int alltoallNetPeers = 0;
+  size_t alltoallNetBytes = 0;
   // What the CUDA executor adds for device buffers (the kernels), sized by
   // its own code: its channels (cudaDeviceWiring), the device memory of its
   // inbound FIFO region (a pair per peer on the node and channel,
@@ -44,6 +49,7 @@ struct CommFootprint {
   size_t hostBytes(bool everyPeer) const {
     return tableBytes + shmSegmentBytes + (everyPeer ? allNetBytes : bulkNetBytes);
   }
+  size_t hostBytesWithAlltoall() const { return tableBytes + shmSegmentBytes + alltoallNetBytes; }
 };
 
 // The footprint of rank ctx.rank of a wired communicator (wireCommunicator,

@@ -156,10 +156,12 @@ void checkFootprint(const chorus::Context &live) {
     fail("footprint: shm segment of " + std::to_string(live.shmSegmentBytes) + " bytes, predicted " +
          std::to_string(f.shmSegmentBytes));
   const chorus::UcxCounters k = chorus::ucxCounters(live);
-  if (k.linkedBytes != f.allNetBytes || k.linkedPeers != uint64_t(f.remotePeers))
+  // (Here every remote peer's copies fit: the pairwise exchange linked them all.)
+  if (k.linkedBytes != f.alltoallNetBytes || k.linkedPeers != uint64_t(f.alltoallNetPeers) ||
+      f.alltoallNetBytes != f.allNetBytes)
     fail("footprint: " + std::to_string(k.linkedPeers) + " peers linked in " + std::to_string(k.linkedBytes) +
-         " bytes after an alltoall, predicted " + std::to_string(f.remotePeers) + " in " +
-         std::to_string(f.allNetBytes));
+         " bytes after an alltoall, predicted " + std::to_string(f.alltoallNetPeers) + " in " +
+         std::to_string(f.alltoallNetBytes) + " (every remote peer's: " + std::to_string(f.allNetBytes) + ")");
   if (f.bulkNetPeers < 1 || f.bulkNetPeers > f.remotePeers)
     fail("footprint: " + std::to_string(f.bulkNetPeers) + " streaming links across nodes predicted, of " +
          std::to_string(f.remotePeers) + " remote peers");

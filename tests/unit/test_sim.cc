@@ -693,6 +693,14 @@ BOOST_AUTO_TEST_CASE(resources_follow_the_wiring) {
   const size_t smallLink = 2 * fifoFootprint(kSmallFifoSlotBytes, kSmallFifoSlots);
   BOOST_TEST(f128.allNetBytes - f128.bulkNetBytes == size_t(f128.remotePeers - f128.bulkNetPeers) * smallLink);
   BOOST_TEST(f128.tableBytes > f16.tableBytes + size_t(f128.nranks - f16.nranks) * f128.peerInfoBytes);
+  // An alltoall links every remote peer while their copies fit the budget
+  // (16 x 8: 120 of them), Bruck's few beyond (128 x 8: rank +- 2^k).
+  BOOST_TEST(f16.alltoallNetPeers == f16.remotePeers);
+  BOOST_TEST(f16.alltoallNetBytes == f16.allNetBytes);
+  BOOST_TEST(f128.alltoallNetPeers > f128.bulkNetPeers);
+  BOOST_TEST(f128.alltoallNetPeers <= f128.bulkNetPeers + 2 * 10);
+  BOOST_TEST(f128.alltoallNetBytes - f128.bulkNetBytes ==
+             size_t(f128.alltoallNetPeers - f128.bulkNetPeers) * smallLink);
   // The streaming links' budget leaves room for these tables as they grow.
   BOOST_TEST(cudaStreamingLinkBudget(f16.nranks) - cudaStreamingLinkBudget(f128.nranks) >=
                  f128.tableBytes - f16.tableBytes,

@@ -205,7 +205,8 @@ double mib(size_t bytes) { return double(bytes) / 1048576.0; }
 void printResources(const Machine &m, const std::vector<int> &nodeCounts) {
   printf("# resources per rank of a communicator over every rank (the most expensive rank of a sample);\n"
          "# host MiB: by-rank tables + this rank's shm segment + UCX FIFO copies of the linked peers (streaming\n"
-         "# algorithms only / every remote peer: an alltoall or CHORUS_NET_CONNECT=eager), plus on GPU presets\n"
+         "# algorithms only / every remote peer: CHORUS_NET_CONNECT=eager / after an alltoall as planned, which\n"
+         "# links every remote peer only while their copies fit in 32 MiB, else Bruck's), plus on GPU presets\n"
          "# the device links' pinned FIFO copies (pinMiB: on each of the ch channels, every remote peer within\n"
          "# 160 MiB, else the streaming algorithms' few within what the tables leave of 48 MiB:\n"
          "# CHORUS_NET_DEVICE_LINKS; the busiest rank's); devMiB: the CUDA executor's FIFO region (a FIFO\n"
@@ -213,8 +214,9 @@ void printResources(const Machine &m, const std::vector<int> &nodeCounts) {
          "# allgathers and agreements, plus endpoints under eager. Goals at\n"
          "# 16,384 ranks: host <= %.0f MiB, device <= %.0f MiB, set-up < %.0f s ('!' marks a miss).\n",
          kHostGoalMiB, kDeviceGoalMiB, kSetupGoalS);
-  printf("%6s %7s %9s %9s %6s %9s %6s %9s %3s %9s %9s %9s %9s %10s %10s\n", "nodes", "ranks", "tablesMiB", "shmMiB",
-         "bulkP", "bulkMiB", "allP", "allMiB", "ch", "pinMiB", "hostMiB", "hostAll", "devMiB", "setup_ms", "eager_ms");
+  printf("%6s %7s %9s %9s %6s %9s %6s %9s %3s %9s %9s %9s %9s %9s %10s %10s\n", "nodes", "ranks", "tablesMiB",
+         "shmMiB", "bulkP", "bulkMiB", "allP", "allMiB", "ch", "pinMiB", "hostMiB", "hostAll", "hostA2a", "devMiB",
+         "setup_ms", "eager_ms");
   for (int nodes : nodeCounts) {
     Layout l;
     l.nodes = nodes;
@@ -224,11 +226,13 @@ void printResources(const Machine &m, const std::vector<int> &nodeCounts) {
     // CPU ranks have no device FIFOs; staged device buffers no device links.
     const bool kernels = engineOf(m, l) == Engine::Kernels;
     const double pinned = kernels ? mib(f.deviceLinkBytes) : 0, host = mib(f.hostBytes(false)) + pinned,
-                 hostAll = mib(f.hostBytes(true)) + pinned, device = m.gpu ? mib(f.deviceFifoBytes + f.deviceEndsBytes) : 0;
-    printf("%6d %7d %9.2f %9.2f %6d %9.2f %6d %9.2f %3d %9.2f %8.2f%s %8.2f%s %8.2f%s %10.2f%s %9.2f%s\n", nodes,
-           l.nranks(), mib(f.tableBytes), mib(f.shmSegmentBytes), f.bulkNetPeers, mib(f.bulkNetBytes), f.remotePeers,
-           mib(f.allNetBytes), m.gpu ? f.deviceChannels : 0, pinned, host, host > kHostGoalMiB ? "!" : " ", hostAll,
-           hostAll > kHostGoalMiB ? "!" : " ", device, device > kDeviceGoalMiB ? "!" : " ", lazy.totalUs() / 1e3,
+                 hostAll = mib(f.hostBytes(true)) + pinned, hostA2a = mib(f.hostBytesWithAlltoall()) + pinned,
+                 device = m.gpu ? mib(f.deviceFifoBytes + f.deviceEndsBytes) : 0;
+    printf("%6d %7d %9.2f %9.2f %6d %9.2f %6d %9.2f %3d %9.2f %8.2f%s %8.2f%s %8.2f%s %8.2f%s %10.2f%s %9.2f%s\n",
+           nodes, l.nranks(), mib(f.tableBytes), mib(f.shmSegmentBytes), f.bulkNetPeers, mib(f.bulkNetBytes),
+           f.remotePeers, mib(f.allNetBytes), m.gpu ? f.deviceChannels : 0, pinned, host, host > kHostGoalMiB ? "!" : " ",
+           hostAll, hostAll > kHostGoalMiB ? "!" : " ", hostA2a, hostA2a > kHostGoalMiB ? "!" : " ", device,
+           device > kDeviceGoalMiB ? "!" : " ", lazy.totalUs() / 1e3,
            lazy.totalUs() > kSetupGoalS * 1e6 ? "!" : " ", eager.totalUs() / 1e3,
            eager.totalUs() > kSetupGoalS * 1e6 ? "!" : " ");
   }
