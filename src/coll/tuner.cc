@@ -676,7 +676,9 @@ Plan planForHost(Coll coll, size_t bytes, const PlanShape &shape, bool cpuRanks)
     const bool singleCopy = shape.singleCopy && nranks <= kMaxSingleCopyRanks;
     if (forced == Forced::SingleCopy && singleCopy) return {Algo::SingleCopy, "CHORUS_ALGO=single_copy"};
     if (forced == Forced::Bruck) return {Algo::Bruck, "CHORUS_ALGO=bruck"};
-    if (forced == Forced::None && !allPeerLinksFit(shape))
+    // (A setting that names no alltoall algorithm leaves the choice here.)
+    const bool planned = forced != Forced::Pairwise && forced != Forced::SingleCopy;
+    if (planned && !allPeerLinksFit(shape))
       return {Algo::Bruck, "every remote peer's FIFO copies would pass 32 MiB: log2(n) rounds, 2 log2(n) peers"};
     // (From 8 ranks across nodes, 16 on one: below, a message to each
     // peer costs about as much as the rounds, which the model misses:
@@ -686,7 +688,7 @@ Plan planForHost(Coll coll, size_t bytes, const PlanShape &shape, bool cpuRanks)
     // for its partner to be scheduled, and on 4 ranks on 2 cores, 2x2 and
     // every rank its own node over tcp, Bruck measured 0.85-1.0x
     // pairwise's time at 16 B blocks, 1.1-1.5x at 1 KiB: perf/RESULTS.md.)
-    if (forced == Forced::None && shape.cpuShare <= 1.0 && nranks >= (severalNodes ? 8 : 16) &&
+    if (planned && shape.cpuShare <= 1.0 && nranks >= (severalNodes ? 8 : 16) &&
         alltoallCostUs(Algo::Bruck, double(bytes), shape) < alltoallCostUs(Algo::Pairwise, double(bytes), shape))
       return {Algo::Bruck, "cost model: log2(n) packed rounds cost less than a message to every peer"};
     if (forced == Forced::None && singleCopy && shape.cpuShare > kSingleCopyMinCpuShare && bytes >= kSingleCopyMinBlock)
