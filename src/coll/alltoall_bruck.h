@@ -29,6 +29,11 @@ struct BruckCursor {
 
 CHORUS_HOST_DEVICE inline int bruckMin(int x, int y) { return x < y ? x : y; }
 
+// Round k's peers: the rank it sends to (rank + k) and the one it
+// receives from (rank - k); comm/footprint.cc counts their links.
+CHORUS_HOST_DEVICE inline int bruckSendPeer(int rank, int k, int n) { return mod(rank + k, n); }
+CHORUS_HOST_DEVICE inline int bruckRecvPeer(int rank, int k, int n) { return mod(rank - k, n); }
+
 // The distance where the piece starting at `distance` ends.
 CHORUS_HOST_DEVICE inline int bruckPieceEnd(const CollArgs &a, int k, int distance) {
   const int n = a.nranks;
@@ -86,7 +91,7 @@ CHORUS_HOST_DEVICE void alltoallBruck(const CollArgs &a, Prims &prims, uint8_t *
     for (int b = 0; b < n; ++b)
       if (b != r || !a.skipOwnBlock) prims.localCopy(src + blockAt(a, b), dst + blockAt(a, b), a.count);
   for (int k = 1; k < n && prims.ok(); k *= 2) {
-    prims.connect1(mod(r - k, n), mod(r + k, n));
+    prims.connect1(bruckRecvPeer(r, k, n), bruckSendPeer(r, k, n));
     const size_t total = bruckRoundBytes(a, k);
     BruckCursor out{k, 0}, in{k, 0};
     // Both ends cut the round into the same slices, and keep kBruckAhead

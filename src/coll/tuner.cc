@@ -335,9 +335,9 @@ int doublingNetRoundsOf(const int *nodeOf, int nranks) {
   return rounds;
 }
 
-// The alltoall of `block` bytes a peer whose blocks fit one all-peer
-// slice, on the host engine: the pairwise exchange's one round (a message
-// to every peer, then one from each) against Bruck's ceil(log2 n) rounds
+// The alltoall of `block` bytes a peer on the host engine: the pairwise
+// exchange (one round of a message to every peer, then one from each,
+// while a block fits an all-peer slice) against Bruck's ceil(log2 n) rounds
 // of about n/2 blocks, packed.  Every Bruck round crosses nodes for the
 // ranks at a node's edge (rank + k), so each pays the network's price;
 // round k sends min(k, m) of the node's ranks' vectors through its NICs.

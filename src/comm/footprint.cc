@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "coll/algorithms.h"
+#include "coll/alltoall_bruck.h"
 #include "coll/bulk_links.h"
 #include "comm/context.h"
 #include "cuda/device_channel.h"
@@ -63,7 +64,7 @@ CommFootprint commFootprint(const Context &ctx) {
   } else {
     std::vector<int> bruckPeers;
     for (int k = 1; k < ctx.nranks; k *= 2)
-      for (int p : {(ctx.rank + k) % ctx.nranks, (ctx.rank + ctx.nranks - k) % ctx.nranks})
+      for (int p : {bruckSendPeer(ctx.rank, k, ctx.nranks), bruckRecvPeer(ctx.rank, k, ctx.nranks)})
         if (ctx.nodeOf[size_t(p)] != ctx.nodeOf[size_t(ctx.rank)] && !streamsWith(ctx, p) &&
             std::find(bruckPeers.begin(), bruckPeers.end(), p) == bruckPeers.end()) {
           bruckPeers.push_back(p);
