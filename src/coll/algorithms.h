@@ -33,7 +33,7 @@ struct PlanShape {
   // partner is on another node (doublingNetRoundsOf); -1: all of them.
   int doublingNetRounds = -1;
   // Ranks per core on the most crowded machine (at least 1), the same on
-  // every rank: each message's CPU cost grows with it (tuner.cc).
+  // every rank: each message's CPU cost grows with it (tuner_model.cc).
   double cpuShare = 1.0;
   // Every rank can read every other's memory (one machine, cross-memory
   // attach allowed: transport/shm/cma.h), the same on every rank.
@@ -102,7 +102,7 @@ inline Plan planCollective(Coll coll, size_t bytes, int nranks) {
 int nodeTreeDepthOf(int nnodes);
 RootedTreeCost rootedNodeTreeCostOf(int nnodes, bool onLinks);
 // What a message waits, for each rank per core beyond one, for its receiver
-// to be scheduled (measured on 2 x 2 played nodes, tuner.cc); chorus_sim's
+// to be scheduled (measured on 2 x 2 played nodes, tuner_model.cc); chorus_sim's
 // played preset charges the same.
 constexpr double kCrowdedHopUs = 15.0;
 // What one connection of UCX over tcp moved here (every rank its own played
@@ -157,7 +157,9 @@ bool allPeerLinksFit(const PlanShape &shape);
 
 // The cost model's estimate, in microseconds, of `algo` for `coll` on
 // `shape` (several nodes); a negative value when the algorithm does not
-// apply.  Exposed for the unit tests and chorus_info.
+// apply (kCostNotApplicable).  Exposed for the unit tests and chorus_info.
+// The host engine's model is tuner_model.cc, the kernels' tuner_kernels.cc.
+constexpr double kCostNotApplicable = -1.0;
 double modelCostUs(Coll coll, Algo algo, size_t bytes, const PlanShape &shape, Engine engine = Engine::Host);
 // The kernels' allreduce across GPU nodes whose NICs are known
 // (PlanShape::kernelsNodeNetBytesPerUs > 0) by ring, tree or hierarchy:

@@ -2,7 +2,7 @@
 // topology names: a cost model of their own, over the node's GPU links and
 // NICs (the bcast and reduce below the allreduce).
 //
-// The host model (tuner.cc) charges a hop in the node at CPU shared
+// The host model (tuner_model.cc) charges a hop in the node at CPU shared
 // memory's measured 7 GB/s and a hop between nodes at UCX tcp's, which
 // describe no GPU node.  With them the kernels' plan took the tree over the
 // hierarchy for a 128 MiB allreduce on 2,048 nodes of 8 H100 (chorus_sim:

@@ -84,7 +84,7 @@ std::vector<Machine> makePresets() {
   here.reduceGbPerS = 25;
   here.copyGbPerS = 20;
   // Its 2 cores, shared by the ranks of every played node; the wait for a
-  // crowded receiver is the planner's measured one (tuner.cc, kShmLink's
+  // crowded receiver is the planner's measured one (tuner_model.cc, kShmLink's
   // crowdedUs: 2 nodes x 2 ranks, 4 KiB, 46 us for the hierarchy's four
   // hops against 18 for recursive doubling's two).
   here.machineCores = 2;
