@@ -75,11 +75,6 @@ CHORUS_HOST_DEVICE size_t bruckMove(const CollArgs &a, Prims &prims, int k, Bruc
   return moved;
 }
 
-// Slices a round keeps in flight: every FIFO has two slots or more
-// (fifo.h: kSmallFifoSlots), so the sends ahead never wait on a receiver
-// that is itself sending ahead.
-constexpr size_t kBruckAhead = 2;
-
 // `scratch`: a slice (a.sliceElems bytes) of private memory, for packing
 // and for the final swaps.  Bytes only (`a.count` in bytes).
 template <typename Prims>
@@ -94,14 +89,14 @@ CHORUS_HOST_DEVICE void alltoallBruck(const CollArgs &a, Prims &prims, uint8_t *
     prims.connect1(bruckRecvPeer(r, k, n), bruckSendPeer(r, k, n));
     const size_t total = bruckRoundBytes(a, k);
     BruckCursor out{k, 0}, in{k, 0};
-    // Both ends cut the round into the same slices, and keep kBruckAhead
+    // Both ends cut the round into the same slices, and keep kSlicesAhead
     // of them in flight (a send copies its slice out of `scratch`): one
     // at a time, each slice waited a whole hop (chorus_sim, 16 x 1 ranks
     // of 2socket, 4 slices a round: 4x the time of one).  A slice from
     // rank - k lands in positions whose own slice went out before it.
     size_t sent = 0, received = 0;
     while (received < total && prims.ok()) {
-      while (sent < total && sent < received + kBruckAhead * a.sliceElems && prims.ok()) {
+      while (sent < total && sent < received + kSlicesAhead * a.sliceElems && prims.ok()) {
         const size_t len = bruckMove(a, prims, k, out, dst, scratch, a.sliceElems, true);
         prims.send(scratch, len);
         sent += len;

@@ -50,10 +50,21 @@ CHORUS_HOST_DEVICE void alltoallPairwise(const CollArgs &a, Prims &prims) {
       continue;
     }
     prims.connect1(partner, partner);
-    for (size_t off = 0; off < a.count && prims.ok(); off += a.sliceElems) {
-      const size_t len = minSize(a.sliceElems, a.count - off);
-      prims.send(src + block + off, len);
-      prims.recv(dst + block + off, len);
+    // kSlicesAhead of our slices in flight while the partner's arrive: one
+    // at a time, each slice waited a whole hop both ways (chorus_sim, 8 x 1
+    // ranks of 2socket, 32 KiB blocks: 63 us, against Bruck's 55 though it
+    // moves each block up to three times).  A slice lands only where ours
+    // went out before it, so MPI_IN_PLACE still needs no staging.
+    size_t sent = 0, received = 0;
+    while (received < a.count && prims.ok()) {
+      while (sent < a.count && sent < received + kSlicesAhead * a.sliceElems && prims.ok()) {
+        const size_t len = minSize(a.sliceElems, a.count - sent);
+        prims.send(src + block + sent, len);
+        sent += len;
+      }
+      const size_t len = minSize(a.sliceElems, a.count - received);
+      prims.recv(dst + block + received, len);
+      received += len;
     }
   }
 }

@@ -211,12 +211,15 @@ double alltoallCostUs(Algo algo, double block, const PlanShape &shape) {
     // sum made 237 and Bruck's 176 was taken).
     const double nicUs = severalNodes ? m * remote * block / nodeNetBytesPerUs : 0;
     if (block <= slice) return cross.latencyUs + std::max(messagesUs, nicUs) + 2 * (n - 1) * block / kCpuCopyBytesPerUs;
-    // Past a slice, partner after partner, each slice a hop both ways
-    // (alltoall_pairwise.h), the node's ranks through its NICs at once.
+    // Past a slice, partner after partner, the slices to each pipelined
+    // (alltoall_pairwise.h): a hop's latency per partner, then each slice's
+    // message ends and bytes, the node's ranks through its NICs at once.
     const double slices = std::ceil(block / slice);
-    const double netSliceUs = net.latencyUs + net.messageUs * shape.cpuShare + m * slice / nodeNetBytesPerUs;
-    const double shmSliceUs = hopUs(shm, slice, shape.cpuShare);
-    return slices * ((severalNodes ? remote * netSliceUs : 0) + (m - 1) * shmSliceUs) +
+    const double netPartnerUs =
+        net.latencyUs + slices * (net.messageUs * shape.cpuShare + m * slice / nodeNetBytesPerUs);
+    const double shmPartnerUs = hopUs(shm, 0, shape.cpuShare) - shm.messageUs * shape.cpuShare +
+                                slices * (shm.messageUs * shape.cpuShare + slice / shm.bytesPerUs);
+    return (severalNodes ? remote * netPartnerUs : 0) + (m - 1) * shmPartnerUs +
            2 * (n - 1) * block / kCpuCopyBytesPerUs;
   }
   if (algo != Algo::Bruck) return kCostNotApplicable;
