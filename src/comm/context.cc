@@ -371,6 +371,7 @@ namespace {
 // the smallest slot of any FIFO of the communicator, so that every rank
 // cuts their messages alike whatever links it has.
 size_t allPeerSliceBytes(const Context &ctx) {
+  if (ctx.everyFifoFull) return ctx.fullFifo.slotBytes;  // (else n^2 pairs all found full)
   for (int r = 0; r < ctx.nranks; ++r)
     for (int s = 0; s < ctx.nranks; ++s)
       if (s != r && !fullFifoLink(ctx, r, s)) return ctx.smallFifo.slotBytes;
