@@ -224,7 +224,8 @@ Plan planForHost(Coll coll, size_t bytes, const PlanShape &shape, bool cpuRanks)
     // for its partner to be scheduled, and on 4 ranks on 2 cores, 2x2 and
     // every rank its own node over tcp, Bruck measured 0.85-1.0x
     // pairwise's time at 16 B blocks, 1.1-1.5x at 1 KiB: perf/RESULTS.md.)
-    if (planned && shape.cpuShare <= 1.0 && nranks >= (severalNodes ? 8 : 16) &&
+    const bool manyRanks = nranks >= (severalNodes ? 8 : 16);
+    if (planned && shape.cpuShare <= 1.0 && manyRanks &&
         modelCostUs(coll, Algo::Bruck, bytes, shape) < modelCostUs(coll, Algo::Pairwise, bytes, shape))
       return {Algo::Bruck, "cost model: log2(n) packed rounds cost less than a message to every peer"};
     if (forced == Forced::None && singleCopy && shape.cpuShare > kSingleCopyMinCpuShare && bytes >= kSingleCopyMinBlock)

@@ -217,7 +217,7 @@ double alltoallCostUs(Algo algo, double block, const PlanShape &shape) {
     const double slices = std::ceil(block / slice);
     const double netPartnerUs =
         net.latencyUs + slices * (net.messageUs * shape.cpuShare + m * slice / nodeNetBytesPerUs);
-    const double shmPartnerUs = hopUs(shm, 0, shape.cpuShare) - shm.messageUs * shape.cpuShare +
+    const double shmPartnerUs = shm.latencyUs + shm.crowdedUs * (shape.cpuShare - 1) +
                                 slices * (shm.messageUs * shape.cpuShare + slice / shm.bytesPerUs);
     return (severalNodes ? remote * netPartnerUs : 0) + (m - 1) * shmPartnerUs +
            2 * (n - 1) * block / kCpuCopyBytesPerUs;
@@ -242,7 +242,8 @@ double alltoallCostUs(Algo algo, double block, const PlanShape &shape) {
 
 double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape, Engine engine) {
   const bool rooted = coll == Coll::Bcast || coll == Coll::Reduce;
-  if (coll == Coll::Alltoall) return engine == Engine::Host ? alltoallCostUs(algo, double(bytesArg), shape) : kCostNotApplicable;
+  if (coll == Coll::Alltoall)
+    return engine == Engine::Host ? alltoallCostUs(algo, double(bytesArg), shape) : kCostNotApplicable;
   // The kernels' allreduce, bcast and reduce across GPU nodes whose NICs
   // are known: their GPU links and NICs (tuner_kernels.cc); the one-shot
   // keeps this model.
