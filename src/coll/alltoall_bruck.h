@@ -43,11 +43,15 @@ CHORUS_HOST_DEVICE inline int bruckPieceEnd(const CollArgs &a, int k, int distan
   return backToBack ? bruckMin(runEnd, wrapEnd) : distance + 1;
 }
 
-// The bytes round k moves each way.
+// The blocks round k moves each way: the distances below n with bit k
+// set, k of every 2k and the last period's excess over k (the cost model,
+// tuner_model.cc, counts them too).
+CHORUS_HOST_DEVICE inline size_t bruckRoundBlocks(int n, int k) {
+  const int tail = n % (2 * k) - k;
+  return size_t(n / (2 * k)) * size_t(k) + size_t(tail > 0 ? tail : 0);
+}
 CHORUS_HOST_DEVICE inline size_t bruckRoundBytes(const CollArgs &a, int k) {
-  size_t blocks = 0;
-  for (int start = k; start < a.nranks; start += 2 * k) blocks += size_t(bruckMin(start + k, a.nranks) - start);
-  return blocks * a.count;
+  return bruckRoundBlocks(a.nranks, k) * a.count;
 }
 
 // Copies up to `room` bytes of round k's pieces between `buffer` and

@@ -51,9 +51,9 @@ CHORUS_HOST_DEVICE void alltoallPairwise(const CollArgs &a, Prims &prims) {
     }
     prims.connect1(partner, partner);
     // kSlicesAhead of our slices in flight while the partner's arrive: one
-    // at a time, each slice waited a whole hop both ways (chorus_sim, 8 x 1
-    // ranks of 2socket, 32 KiB blocks: 63 us, against Bruck's 55 though it
-    // moves each block up to three times).  A slice lands only where ours
+    // at a time, each slice waited a whole hop both ways (chorus_sim, a
+    // 2socket node of 8 ranks, 32 KiB blocks: 63 us, where Bruck, moving
+    // each block up to three times, took 55; now 47).  A slice lands only where ours
     // went out before it, so MPI_IN_PLACE still needs no staging.
     size_t sent = 0, received = 0;
     while (received < a.count && prims.ok()) {

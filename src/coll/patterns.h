@@ -290,15 +290,16 @@ CHORUS_HOST_DEVICE inline int barrierRounds(int nranks) {
   return rounds;
 }
 
-// Pairwise exchange for alltoall: at step k rank r trades blocks with
-// partner (k - r) mod n, a symmetric pairing (partner's partner is r), so a
-// block is always sent before the incoming one overwrites it -- which is
-// what makes MPI_IN_PLACE work without a staging buffer.
 // Slices an exchange between two ranks keeps in flight each way (Bruck's
 // rounds, the pairwise alltoall past a slice): every FIFO has two slots or
 // more (fifo.h: kSmallFifoSlots), so the sends ahead never wait on a
 // receiver that is itself sending ahead.
 constexpr size_t kSlicesAhead = 2;
+
+// Pairwise exchange for alltoall: at step k rank r trades blocks with
+// partner (k - r) mod n, a symmetric pairing (partner's partner is r), so a
+// block is always sent before the incoming one overwrites it -- which is
+// what makes MPI_IN_PLACE work without a staging buffer.
 CHORUS_HOST_DEVICE inline int pairwisePartner(int step, int rank, int nranks) { return mod(step - rank, nranks); }
 
 }  // namespace chorus

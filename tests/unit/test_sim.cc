@@ -320,7 +320,9 @@ BOOST_AUTO_TEST_CASE(the_planner_takes_the_best_where_it_was_flagged) {
                         {2, 2, Coll::Alltoall, 8},                  {1, 8, Coll::Alltoall, 8},
                         // past a slice, the pipelined pairwise exchange (a hop a partner, not
                         // a slice: Bruck was taken at 1.30x on 8 x 1, 64 KiB)
-                        {8, 1, Coll::Alltoall, size_t(64) << 10},   {1, 8, Coll::Alltoall, size_t(64) << 10}};
+                        {8, 1, Coll::Alltoall, size_t(64) << 10},   {1, 8, Coll::Alltoall, size_t(64) << 10},
+                        // Bruck's last rounds on 24 ranks: 8 blocks, not 12 (pairwise taken at 1.32x)
+                        {3, 8, Coll::Alltoall, 1024}};
   for (const Case &c : cases) {
     Machine cpu = preset;
     cpu.ranksPerNode = c.ranksPerNode;  // as chorus_sim -r sets it
