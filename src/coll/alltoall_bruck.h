@@ -91,25 +91,21 @@ CHORUS_HOST_DEVICE void alltoallBruck(const CollArgs &a, Prims &prims, uint8_t *
       if (b != r || !a.skipOwnBlock) prims.localCopy(src + blockAt(a, b), dst + blockAt(a, b), a.count);
   for (int k = 1; k < n && prims.ok(); k *= 2) {
     prims.connect1(bruckRecvPeer(r, k, n), bruckSendPeer(r, k, n));
-    const size_t total = bruckRoundBytes(a, k);
+    // Slices pipelined (a send copies its slice out of `scratch`): one at a
+    // time, each slice waited a whole hop (chorus_sim, 16 x 1 ranks of
+    // 2socket, 4 slices a round: 4x the time of one).  A slice from rank - k
+    // lands in positions whose own slice went out before it.
     BruckCursor out{k, 0}, in{k, 0};
-    // Both ends cut the round into the same slices, and keep kSlicesAhead
-    // of them in flight (a send copies its slice out of `scratch`): one
-    // at a time, each slice waited a whole hop (chorus_sim, 16 x 1 ranks
-    // of 2socket, 4 slices a round: 4x the time of one).  A slice from
-    // rank - k lands in positions whose own slice went out before it.
-    size_t sent = 0, received = 0;
-    while (received < total && prims.ok()) {
-      while (sent < total && sent < received + kSlicesAhead * a.sliceElems && prims.ok()) {
-        const size_t len = bruckMove(a, prims, k, out, dst, scratch, a.sliceElems, true);
-        prims.send(scratch, len);
-        sent += len;
-      }
-      const size_t len = minSize(a.sliceElems, total - received);
-      prims.recv(scratch, len);
-      bruckMove(a, prims, k, in, dst, scratch, len, false);
-      received += len;
-    }
+    exchangeSlicesAhead(
+        prims, bruckRoundBytes(a, k), a.sliceElems,
+        [&](size_t, size_t len) {
+          bruckMove(a, prims, k, out, dst, scratch, len, true);
+          prims.send(scratch, len);
+        },
+        [&](size_t, size_t len) {
+          prims.recv(scratch, len);
+          bruckMove(a, prims, k, in, dst, scratch, len, false);
+        });
   }
   for (int i = 1; i < n - i && prims.ok(); ++i) {
     uint8_t *mine = dst + blockAt(a, mod(r + i, n)), *theirs = dst + blockAt(a, mod(r - i, n));

@@ -296,6 +296,28 @@ CHORUS_HOST_DEVICE inline int barrierRounds(int nranks) {
 // receiver that is itself sending ahead.
 constexpr size_t kSlicesAhead = 2;
 
+// Trades `total` elements with one partner, slice by slice, kSlicesAhead of
+// ours in flight while the partner's arrive: one at a time, each slice
+// waited a whole hop both ways.  Both ends cut the exchange into the same
+// slices; sendSlice(offset, len) and recvSlice(offset, len) move one each,
+// and a slice is received only after the one at its offset went out, so an
+// exchange in place needs no staging.
+template <typename Prims, typename SendSlice, typename RecvSlice>
+CHORUS_HOST_DEVICE void exchangeSlicesAhead(Prims &prims, size_t total, size_t slice, SendSlice sendSlice,
+                                            RecvSlice recvSlice) {
+  size_t sent = 0, received = 0;
+  while (received < total && prims.ok()) {
+    while (sent < total && sent < received + kSlicesAhead * slice && prims.ok()) {
+      const size_t len = minSize(slice, total - sent);
+      sendSlice(sent, len);
+      sent += len;
+    }
+    const size_t len = minSize(slice, total - received);
+    recvSlice(received, len);
+    received += len;
+  }
+}
+
 // Pairwise exchange for alltoall: at step k rank r trades blocks with
 // partner (k - r) mod n, a symmetric pairing (partner's partner is r), so a
 // block is always sent before the incoming one overwrites it -- which is

@@ -117,7 +117,7 @@ double ringNetBytesPerUs(const GpuNodeLinks &k, double m) {
 }  // namespace
 
 double kernelsAllreduceCostUs(Algo algo, size_t bytesArg, const PlanShape &shape) {
-  if (shape.nnodes < 2 || shape.kernelsNodeNetBytesPerUs <= 0) return -1.0;
+  if (shape.nnodes < 2 || shape.kernelsNodeNetBytesPerUs <= 0) return kCostNotApplicable;
   const double bytes = double(bytesArg), n = shape.nranks, nodes = shape.nnodes, m = shape.maxNodeRanks;
   // (The hierarchy's rails each take a GPU's share of the node's NICs;
   // the tree's heads one NIC.)
@@ -139,7 +139,7 @@ double kernelsAllreduceCostUs(Algo algo, size_t bytesArg, const PlanShape &shape
       return 2 * (n - 1) * overSlices(k, block, sliceUs);
     }
     case Algo::Hierarchical:
-      if (!shape.equalNodes) return -1.0;
+      if (!shape.equalNodes) return kCostNotApplicable;
       // Fewer elements than the node has ranks: the flat ring carries it
       // all (allreduce_hierarchical.h), as in the host model.
       if (bytes < kPlannedElementBytes * m) return kernelsAllreduceCostUs(Algo::Ring, bytesArg, shape);
@@ -179,7 +179,7 @@ double kernelsAllreduceCostUs(Algo algo, size_t bytesArg, const PlanShape &shape
       return overSlices(k, carried, tripUs);
     }
     default:
-      return -1.0;
+      return kCostNotApplicable;
   }
 }
 
@@ -229,7 +229,7 @@ RootedTreeCost rootedNodeTreeCostOf(int nnodes, bool onLinks) {
 // tree's (perf/RESULTS.md), where the host model's was 0.5-58x.
 double kernelsRootedCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape) {
   if (shape.nnodes < 2 || shape.kernelsNodeNetBytesPerUs <= 0 || (coll != Coll::Bcast && coll != Coll::Reduce))
-    return -1.0;
+    return kCostNotApplicable;
   const double bytes = double(bytesArg), n = shape.nranks, nodes = shape.nnodes, m = shape.maxNodeRanks;
   const GpuNodeLinks k = linksOf(shape);
   const double gpuLink = k.gpuLink, nic = k.nic, gpuHopUs = k.gpuHopUs, netHopUs = k.netHopUs;
@@ -265,7 +265,7 @@ double kernelsRootedCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShap
       return fill + (bytes - slice) / std::min(nic / std::max(tree.fanOut, 1), gpuLink);
     }
     default:
-      return -1.0;
+      return kCostNotApplicable;
   }
 }
 

@@ -215,7 +215,7 @@ double alltoallCostUs(Algo algo, double block, const PlanShape &shape) {
     // Past a slice, partner after partner, the slices to each pipelined
     // (alltoall_pairwise.h): a hop's latency per partner, then each slice's
     // message ends and bytes, the node's ranks through its NICs at once.
-    const double slices = std::ceil(block / slice);
+    const double slices = allPeerSlicesOf(block, shape.nranks);
     const double netPartnerUs =
         net.latencyUs + slices * (net.messageUs * shape.cpuShare + m * slice / nodeNetBytesPerUs);
     const double shmPartnerUs = shm.latencyUs + shm.crowdedUs * (shape.cpuShare - 1) +
@@ -231,7 +231,7 @@ double alltoallCostUs(Algo algo, double block, const PlanShape &shape) {
     // time at 12 put the model at 1.5x chorus_sim's time, and the pairwise
     // exchange was taken at 1.32x).
     const double roundBytes = double(bruckRoundBlocks(shape.nranks, k)) * block;
-    const double slices = std::max(1.0, std::ceil(roundBytes / slice));
+    const double slices = allPeerSlicesOf(roundBytes, shape.nranks);
     const double wireUs =
         severalNodes ? std::min(double(k), m) * roundBytes / nodeNetBytesPerUs : roundBytes / cross.bytesPerUs;
     // Across nodes a round's message ends half overlap the rounds' chain
