@@ -51,6 +51,11 @@ constexpr LinkClass kShmLink = {"shm", 0.5, 0.0, kCrowdedHopUs, 7000.0};
 // a hop in the node is two such copies, one at each end.
 constexpr double kCpuCopyBytesPerUs = 2 * kShmLink.bytesPerUs;
 
+// A CPU rank's memcpy within its own memory, cache to cache (Bruck's
+// packing and swaps): measured here 46-102 GB/s from 1 MiB down to 64 KiB;
+// taken lower, for a node whose cores share their caches' bandwidth.
+constexpr double kLocalCopyBytesPerUs = 40000.0;
+
 // Shared memory between the ranks of a node: the measured link, and on CPU
 // nodes whose NICs are known (machines of their own, not played nodes) a
 // message's cost at each end (kShmMessageEndUs).
@@ -211,20 +216,30 @@ double alltoallCostUs(Algo algo, double block, const PlanShape &shape) {
     // (chorus_sim, 2 x 64 ranks of 2socket, 256 B: 150 us, where their
     // sum made 237 and Bruck's 176 was taken).
     const double nicUs = severalNodes ? m * remote * block / nodeNetBytesPerUs : 0;
-    if (block <= slice) return cross.latencyUs + std::max(messagesUs, nicUs) + 2 * (n - 1) * block / kCpuCopyBytesPerUs;
+    // The first message's latency runs while the other sends post (8 x 1
+    // ranks, 8 B: 14 us, where latency and every end in a row made 16).
+    const double exposedLatencyUs = std::max(0.0, cross.latencyUs - messagesUs / 2 * (n - 2) / (n - 1));
+    if (block <= slice)
+      return exposedLatencyUs + std::max(messagesUs, nicUs) + 2 * (n - 1) * block / kCpuCopyBytesPerUs;
     // Past a slice, partner after partner, the slices to each pipelined
-    // (alltoall_pairwise.h): a hop's latency per partner, then each slice's
-    // message ends and bytes, the node's ranks through its NICs at once.
+    // (alltoall_pairwise.h): a hop's latency per partner, then each slice
+    // at the pace of the slower of its message ends and the node's ranks
+    // through its NICs; the copies counted once, below (their sum, and
+    // the copies counted again as shared memory's bytes, put the model at
+    // 1.5-2x chorus_sim's time at 32-64 KiB).
     const double slices = allPeerSlicesOf(block, shape.nranks);
     const double netPartnerUs =
-        net.latencyUs + slices * (net.messageUs * shape.cpuShare + m * slice / nodeNetBytesPerUs);
-    const double shmPartnerUs = shm.latencyUs + shm.crowdedUs * (shape.cpuShare - 1) +
-                                slices * (shm.messageUs * shape.cpuShare + slice / shm.bytesPerUs);
+        net.latencyUs + slices * std::max(net.messageUs * shape.cpuShare, m * slice / nodeNetBytesPerUs);
+    const double shmPartnerUs =
+        shm.latencyUs + shm.crowdedUs * (shape.cpuShare - 1) + slices * shm.messageUs * shape.cpuShare;
     return (severalNodes ? remote * netPartnerUs : 0) + (m - 1) * shmPartnerUs +
            2 * (n - 1) * block / kCpuCopyBytesPerUs;
   }
   if (algo != Algo::Bruck) return kCostNotApplicable;
-  double us = 2.5 * n * block / kCpuCopyBytesPerUs;  // the first copy and the swaps
+  // The first copy and the swaps move 2.5 n blocks; each round packs and
+  // unpacks its blocks (uncharged, Bruck was taken at 1.2-1.5x the
+  // pairwise exchange's time on 8 x 1 to 16 x 1 ranks, 2-4 KiB).
+  double copiedBytes = 2.5 * n * block, us = 0;
   for (int k = 1; k < shape.nranks; k *= 2) {
     // n/2 blocks a round for a power of two, fewer in the last rounds
     // otherwise (3 x 8 ranks, 1 KiB: 8 of 12 in the last two, whose NIC
@@ -234,15 +249,25 @@ double alltoallCostUs(Algo algo, double block, const PlanShape &shape) {
     const double slices = allPeerSlicesOf(roundBytes, shape.nranks);
     const double wireUs =
         severalNodes ? std::min(double(k), m) * roundBytes / nodeNetBytesPerUs : roundBytes / cross.bytesPerUs;
-    // Across nodes a round's message ends half overlap the rounds' chain
-    // (chorus_sim, 2 x 8 ranks, 8 B: 4 rounds 10.4 us, where the whole
-    // hop's 4 us a round made 16).
-    const double endsUs = severalNodes ? cross.messageUs / 2 : cross.messageUs;
-    // (Packing and unpacking run beside the other ranks' rounds: charged,
-    // they put the model at 1.8x chorus_sim's bytes' time on 4 x 8 ranks.)
-    us += cross.latencyUs + slices * endsUs * shape.cpuShare + wireUs;
+    // Below the node's size (k < m) most partners share the rank's node,
+    // and the rounds' chain crosses the network at most every other round
+    // (a rank whose partner rank - k is remote sits, a round earlier, where
+    // its own partner is on its node): half a network hop, half a shared
+    // memory one (a network hop each round put the model at 1.2-1.5x
+    // chorus_sim's time from 8 ranks a node).  From k = m on every partner
+    // is remote, and each slice is copied out of the FIFO at the far end.
+    const bool everyPartnerRemote = severalNodes && k >= m;
+    const bool halfRemote = severalNodes && !everyPartnerRemote;
+    const double endsUs = (halfRemote ? (net.messageUs + shm.messageUs) / 2 : cross.messageUs) * shape.cpuShare;
+    const double latencyUs = halfRemote ? (net.latencyUs + shm.latencyUs) / 2 : cross.latencyUs;
+    const double copyOutUs = everyPartnerRemote ? roundBytes / kCpuCopyBytesPerUs * shape.cpuShare : 0;
+    // Slices pipelined: the first one's whole chain, then each next at the
+    // pace of the slower of its ends (with its copy out) and the wire.
+    us += latencyUs + (endsUs + wireUs + copyOutUs) / slices +
+          (slices - 1) * std::max(endsUs + copyOutUs / slices, wireUs / slices);
+    copiedBytes += 2 * roundBytes;
   }
-  return us;
+  return us + copiedBytes / kLocalCopyBytesPerUs * shape.cpuShare;
 }
 }  // namespace
 

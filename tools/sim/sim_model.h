@@ -48,6 +48,9 @@ struct Machine {
   double switchHopUs = 0.3;   // latency added by each switch hop beyond the first
   double reduceGbPerS = 20;   // a rank's fold of a received slice into its own (bytes out)
   double copyGbPerS = 20;     // a rank's copy of a received slice out of its FIFO
+  // A rank's copy within its own memory (localCopy: an alltoall's own
+  // block, Bruck's packing and swaps), cache to cache on one core.
+  double localCopyGbPerS = 40;
   int fifoSlots = 4;          // slots of a FIFO: messages a sender may run ahead of its receiver
   // A full FIFO's slot: the streaming algorithms' slice, and the all-peer
   // ones' (GPU presets take the kernels' instead: sliceBytesOf).
