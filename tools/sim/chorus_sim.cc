@@ -121,8 +121,7 @@ Row simulateRow(const Machine &m, const Layout &l, Coll coll, size_t bytes, size
   for (Algo a : algos) plannedIn = plannedIn || a == row.plan.algo;
   if (!plannedIn) algos.push_back(row.plan.algo);
   for (Algo a : algos) {
-    const Schedules s = recordCollective(m, l, coll, a, bytes, elemSize);
-    row.candidates.push_back({a, simulate(m, l, s)});
+    row.candidates.push_back({a, simulateCall(m, l, coll, a, bytes, elemSize)});
   }
   row.planned = indexOf(row, row.plan.algo);
   for (size_t i = 0; i < row.candidates.size(); ++i) {

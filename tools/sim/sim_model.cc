@@ -42,7 +42,7 @@ Machine cpuMachine(std::string name, std::string description, int ranks, LinkMod
 }
 
 Machine gpuMachine(std::string name, std::string description, int gpus, double nvlinkGbPerS, LinkModel net,
-                   int nics) {
+                   int nics, double hostGbPerS) {
   Machine m;
   m.name = std::move(name);
   m.description = std::move(description);
@@ -54,6 +54,7 @@ Machine gpuMachine(std::string name, std::string description, int gpus, double n
   m.nicsPerNode = nics;
   m.reduceGbPerS = 1000;
   m.copyGbPerS = m.localCopyGbPerS = 1500;
+  m.hostCopyGbPerS = hostGbPerS;
   m.gpu = true;
   m.sharedMemory = false;
   // (The slice is a full slot on each of the kernels' channels, seen as
@@ -69,12 +70,14 @@ std::vector<Machine> makePresets() {
   // planner's kRdmaLatencyUs and kRdmaMessageEndUs).
   const LinkModel ndr400{kRdmaLatencyUs, 50, kRdmaMessageEndUs}, hdr200{kRdmaLatencyUs, 25, kRdmaMessageEndUs},
       edr100{kRdmaLatencyUs, 12.5, kRdmaMessageEndUs};
+  // A GPU's link to host memory: PCIe 5 x16 (64 GB/s a direction) on
+  // H100, PCIe 4 x16 (32) on A100, NVLink-C2C (450) on GH200.
   p.push_back(gpuMachine("8xh100", "8 H100 SXM on NVSwitch (NVLink 4: 450 GB/s a direction), 8 NICs of 400 Gb/s",
-                         8, 450, ndr400, 8));
+                         8, 450, ndr400, 8, 64));
   p.push_back(gpuMachine("4xgh200", "4 GH200 on NVLink 4 (450 GB/s a direction), 4 NICs of 400 Gb/s", 4, 450,
-                         ndr400, 4));
+                         ndr400, 4, 450));
   p.push_back(gpuMachine("8xa100", "8 A100 SXM on NVSwitch (NVLink 3: 300 GB/s a direction), 4 NICs of 200 Gb/s",
-                         8, 300, hdr200, 4));
+                         8, 300, hdr200, 4, 32));
   p.push_back(cpuMachine("2socket", "2-socket CPU node, 64 ranks on its cores, one 100 Gb/s NIC", 64, edr100, 1));
   // This project's machines, played nodes over UCX tcp on loopback: the
   // constants to be calibrated against perf/*_perf (perf/RESULTS.md).
@@ -106,6 +109,16 @@ const Machine *findPreset(const std::string &name) {
   for (const Machine &m : machinePresets())
     if (m.name == name) return &m;
   return nullptr;
+}
+
+Machine hostViewOf(const Machine &gpuNode) {
+  Machine host = cpuMachine(gpuNode.name, gpuNode.description, gpuNode.ranksPerNode, gpuNode.net, gpuNode.nicsPerNode);
+  host.railOptimised = gpuNode.railOptimised;
+  host.switchLevels = gpuNode.switchLevels;
+  host.switchHopUs = gpuNode.switchHopUs;
+  host.machineCores = gpuNode.machineCores;
+  host.crowdedUs = gpuNode.crowdedUs;
+  return host;
 }
 
 namespace {
@@ -250,10 +263,8 @@ bool algorithmApplies(const Machine &m, const Layout &l, Coll coll, Algo algo) {
              (coll == Coll::Allreduce || coll == Coll::Allgather || coll == Coll::Bcast);
     case Algo::Pairwise:  // (not past the links' budget, where the planner never takes it)
       return coll == Coll::Alltoall && allPeerLinksFit(planShapeOf(m, l));
-    case Algo::Bruck:  // host memory only: not timed on the GPU presets, whose host planner
-      // keeps the measured constants (comm/context.cc: packedNetwork) where
-      // this model would run the staged exchange at the GPUs' link speeds
-      return coll == Coll::Alltoall && !m.gpu;
+    case Algo::Bruck:  // host memory only: on GPUs where the call is staged (simulateCall)
+      return coll == Coll::Alltoall && (!m.gpu || engineOf(m, l, coll) == Engine::Host);
     case Algo::Dissemination:
       return coll == Coll::Barrier;
     default:
@@ -648,6 +659,30 @@ struct Replay {
 };
 
 }  // namespace
+
+namespace {
+// What a staged call copies between a rank's device and host memory: its
+// send buffer there, its receive buffer back, in turn (cuda_staged.cc).
+double stagedBytesOf(Coll coll, size_t bytes, int nranks) {
+  const double n = nranks, b = double(bytes);
+  switch (coll) {
+    case Coll::Allgather:
+    case Coll::ReduceScatter: return b + n * b;
+    case Coll::Alltoall: return 2 * n * b;
+    case Coll::Barrier: return 0;
+    default: return 2 * b;  // a vector each way (a rooted call's root one way, the others the other)
+  }
+}
+}  // namespace
+
+SimResult simulateCall(const Machine &m, const Layout &l, Coll coll, Algo algo, size_t bytes, size_t elemSize) {
+  if (!m.gpu || engineOf(m, l, coll) != Engine::Host)
+    return simulate(m, l, recordCollective(m, l, coll, algo, bytes, elemSize));
+  const Machine host = hostViewOf(m);
+  SimResult r = simulate(host, l, recordCollective(host, l, coll, algo, bytes, elemSize));
+  if (r.ok && m.hostCopyGbPerS > 0) r.timeUs += stagedBytesOf(coll, bytes, l.nranks()) / (m.hostCopyGbPerS * 1e3);
+  return r;
+}
 
 SimResult simulate(const Machine &m, const Layout &l, const Schedules &s) {
   const uint64_t ops = s.ops();

@@ -51,6 +51,9 @@ struct Machine {
   // A rank's copy within its own memory (localCopy: an alltoall's own
   // block, Bruck's packing and swaps), cache to cache on one core.
   double localCopyGbPerS = 40;
+  // GPU presets: a device buffer's copy to or from host memory, one GPU's
+  // link to it (PCIe, or NVLink-C2C), for calls staged through the host.
+  double hostCopyGbPerS = 0;
   int fifoSlots = 4;          // slots of a FIFO: messages a sender may run ahead of its receiver
   // A full FIFO's slot: the streaming algorithms' slice, and the all-peer
   // ones' (GPU presets take the kernels' instead: sliceBytesOf).
@@ -150,6 +153,16 @@ struct SimResult {
   uint64_t messages = 0, netMessages = 0, netBytes = 0;
 };
 SimResult simulate(const Machine &m, const Layout &l, const Schedules &s);
+
+// One call of `coll` by `algo`, recorded and replayed as the library runs
+// it: on device buffers staged through host memory (engineOf(m, l, coll)
+// is the host's on a GPU machine), the algorithm runs on the node's CPU
+// cores and shared memory (hostViewOf) between a copy of the send buffer
+// to host memory and one of the receive buffer back.
+SimResult simulateCall(const Machine &m, const Layout &l, Coll coll, Algo algo, size_t bytes, size_t elemSize);
+// A GPU node seen by the host engine: its CPU cores and shared memory as
+// the 2socket preset has them, its NICs and fabric as they are.
+Machine hostViewOf(const Machine &gpuNode);
 
 // NCCL's bus bandwidth factor: what each rank's links carry relative to
 // the algorithm bandwidth of a perfect ring.
