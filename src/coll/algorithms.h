@@ -57,8 +57,8 @@ struct PlanShape {
   // GPU nodes of their own whose NICs all do RDMA: a node's bandwidth over
   // all of them, in bytes per microsecond, the slowest node's (0: not
   // known).  The kernels' one-shot across nodes reads it, and with it their
-  // allreduce's model (tuner_kernels.cc); the rest of their plan keeps the
-  // measured constants.
+  // allreduce's model (tuner_kernels.cc); the rest of their plan follows
+  // the host's, which has these nodes' NICs as netLinkBytesPerUs.
   double kernelsNodeNetBytesPerUs = 0;
   // There too, bytes per microsecond, the slowest node's: one NIC's
   // bandwidth (0: not known, the node's sum over its ranks assumed), and

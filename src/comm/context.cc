@@ -212,12 +212,14 @@ constexpr uint64_t kPackedLinkMask = kPackedGpu - 1;
 // (bytes per microsecond), and kPackedRdma; 0 when unknown.  A connection through a NIC
 // without RDMA is UCX's tcp, capped at what tcp moved here.  A GPU node
 // whose NICs do RDMA says only their sum and kPackedGpu (else 0), and
-// packedGpuLinks the rest: to the host's model its network stays unknown,
-// the measured constants; the kernels' one-shot and allreduce read them
-// (PlanShape::kernelsNodeNetBytesPerUs and the rest; coll/tuner_kernels.cc).
-// (chorus_sim, 2 nodes of 8 H100, device buffers staged: with the NICs'
-// 50 GB/s against shared memory's 7 the model took the ring over the
-// hierarchy from 2 MiB, 2-4.7x slower.)
+// packedGpuLinks the rest (its fastest NIC): the kernels' one-shot and
+// allreduce read them (PlanShape::kernelsNodeNetBytesPerUs and the rest;
+// coll/tuner_kernels.cc), and the host's model as a CPU node's, for the
+// calls staged through host memory (chorus_sim, every collective staged on
+// 2-16 nodes of the GPU presets: with the measured constants the host plan
+// was more than 10% from the best in 30 rows of 441, with the NICs in 14).
+// (Before chorus_sim timed staged calls on the node's CPU cores, it timed
+// them at the GPUs' link speeds, and found the NICs' figures 2-4.7x off.)
 uint64_t packedNetwork() {
   const MachineNetwork network = topoMachineNetwork();
   const auto mbs = [](double v, double most) { return uint64_t(std::min(std::max(v, 0.0), most)); };
@@ -479,13 +481,13 @@ Status bootstrap(Context &ctx) {
     places[size_t(r)] = int64_t(theirs[2]);
     askChecksum += theirs[3] != 0;
     if (theirs[4] > 0) cpuShare = std::max(cpuShare, double(ranksOnMachine[theirs[1]]) / double(theirs[4]));
-    // (A GPU node's figures are the kernels' only; to the host's model its
-    // network is unknown.)
+    // (A GPU node's NICs, which do RDMA, are the host model's too: its
+    // calls staged through host memory cross them.)
     const uint64_t network = theirs[6];
     const bool gpuNode = (network & kPackedGpu) != 0;
-    linkMBs = std::min(linkMBs, gpuNode ? 0 : network & kPackedLinkMask);
-    nodeMBs = std::min(nodeMBs, gpuNode ? 0 : network >> 32);
-    everyNicRdma = everyNicRdma && !gpuNode && (network & kPackedRdma) != 0;
+    linkMBs = std::min(linkMBs, gpuNode ? theirs[7] >> 32 : network & kPackedLinkMask);
+    nodeMBs = std::min(nodeMBs, network >> 32);
+    everyNicRdma = everyNicRdma && (gpuNode || (network & kPackedRdma) != 0);
     gpuNodeMBs = std::min(gpuNodeMBs, gpuNode ? network >> 32 : 0);
     gpuNicMBs = std::min(gpuNicMBs, gpuNode ? theirs[7] >> 32 : 0);
     gpuLinkMBs = std::min(gpuLinkMBs, gpuNode ? theirs[7] & UINT32_MAX : 0);

@@ -264,7 +264,7 @@ BOOST_AUTO_TEST_CASE(the_planner_sees_the_layout) {
 // simulator: the planner's choice must be one of them and within 10% of
 // the fastest, the slack the sweep of issue 31 flags beyond.
 static void checkPlannedWithinSlackOfBest(const Machine &machine, const Layout &l, Coll coll, size_t bytes) {
-  const Algo planned = planCollective(coll, bytes, planShapeOf(machine, l), engineOf(machine, l)).algo;
+  const Algo planned = planCollective(coll, bytes, planShapeOf(machine, l), engineOf(machine, l, coll)).algo;
   double plannedUs = -1, bestUs = -1;
   for (Algo a : candidatesFor(machine, l, coll)) {
     const SimResult r = simulateCall(machine, l, coll, a, bytes, 8);
@@ -411,7 +411,8 @@ BOOST_AUTO_TEST_CASE(the_kernels_one_shot_across_nodes_stops_at_the_nics_queue) 
     l.ranksPerNode = gpu.ranksPerNode;
     const PlanShape shape = planShapeOf(gpu, l);
     BOOST_TEST(shape.kernelsNodeNetBytesPerUs > 0);
-    BOOST_TEST(shape.netLinkBytesPerUs == 0);  // the rest of the kernels' plan keeps the measured constants
+    // (The host's model has their NICs too, for calls staged through host memory.)
+    BOOST_TEST(shape.netLinkBytesPerUs == gpu.net.gbPerS * 1000.0);
     checkPlannedWithinSlackOfBest(gpu, l, c.coll, c.bytes);
   }
 }
@@ -728,6 +729,15 @@ BOOST_AUTO_TEST_CASE(a_staged_alltoall_runs_on_the_host) {
   // Linked to every peer (2 nodes), the kernels run it: no staging.
   l.nodes = 2;
   BOOST_TEST(int(engineOf(h100, l, Coll::Alltoall)) == int(Engine::Kernels));
+  // The host's plan knows the nodes' NICs (comm/context.cc): with the
+  // measured constants the pairwise exchange was taken at 2.1-3.6x Bruck's
+  // time for 512 B blocks on 4 and 16 nodes of 8 H100 or A100.
+  for (const char *preset : {"8xh100", "8xa100"})
+    for (int nodes : {4, 16}) {
+      const Machine gpu = *findPreset(preset);
+      l.nodes = nodes;
+      checkPlannedWithinSlackOfBest(gpu, l, Coll::Alltoall, 512);
+    }
 }
 
 BOOST_AUTO_TEST_CASE(resources_follow_the_wiring) {

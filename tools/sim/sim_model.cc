@@ -190,12 +190,12 @@ PlanShape planShapeOf(const Machine &m, const Layout &l) {
   shape.kernelsRootedTree = rootedNodeTreeCostOf(l.nodes, !shape.kernelsEveryPeer);
   shape.cpuShare = m.cpuShareOf(l.nranks());  // as comm/context.cc: ranks on the machine per core
   shape.singleCopy = false;  // cross-memory attach is a runtime permission (ptrace scope): not assumed
-  // CPU nodes of their own: the planner knows their NICs (comm/context.cc);
-  // played ones share the machine's loopback, which it has measured; GPU
-  // nodes keep the measured constants too (comm/context.cc: packedNetwork).
+  // Nodes of their own: the planner knows their NICs (comm/context.cc,
+  // packedNetwork: a GPU node's for its calls staged through host memory);
+  // played ones share the machine's loopback, which it has measured.
   // Their NICs are RDMA ones; the planner then takes kRdmaLatencyUs, as
   // the library would, whatever latency the fabric is given here.
-  if (l.nodes > 1 && m.machineCores == 0 && !m.gpu)
+  if (l.nodes > 1 && m.machineCores == 0)
     setKnownNetwork(shape, m.net.gbPerS * 1000.0, m.net.gbPerS * 1000.0 * m.nicsPerNode, true);
   // GPU nodes say their NICs' sum and their GPUs' links, for the kernels'
   // one-shot and allreduce (coll/tuner_kernels.cc).
