@@ -76,6 +76,16 @@ size_t receivedBytes(const CollRequest &req, int rank, int nranks) {
   }
 }
 
+size_t sentBytes(const CollRequest &req, int rank, int nranks) {
+  const size_t block = req.count * req.elemSize;
+  switch (req.coll) {
+    case Coll::Allreduce: case Coll::Reduce: case Coll::Allgather: return block;
+    case Coll::Bcast: return rank == req.root ? block : 0;
+    case Coll::ReduceScatter: case Coll::Alltoall: return block * size_t(nranks);
+    default: return 0;
+  }
+}
+
 Status hostExecute(HostChannel &ch, const CollRequest &req) {
   if (ch.error != Status::Ok) return Status::Aborted;
   if (ch.net) ch.netOps->enter(ch.net);

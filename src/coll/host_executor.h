@@ -29,6 +29,10 @@ Status hostExecute(HostChannel &ch, const CollRequest &req);
 // a bcast root, a reduce non-root, a barrier).
 size_t receivedBytes(const CollRequest &req, int rank, int nranks);
 
+// Bytes this rank's sendbuf contributes in `req` (0 when it sends none: a
+// bcast non-root, a barrier).
+size_t sentBytes(const CollRequest &req, int rank, int nranks);
+
 // The reductions of one group of the type table (coll/type_table.h),
 // instantiated in host_exec_*.cc to spread compile time.
 template <int Group>

@@ -237,7 +237,7 @@ double alltoallCostUs(Algo algo, double block, const PlanShape &shape) {
   }
   if (algo != Algo::Bruck) return kCostNotApplicable;
   // The first copy and the swaps move 2.5 n blocks; each round packs and
-  // unpacks its blocks (uncharged, Bruck was taken at 1.2-1.5x the
+  // unpacks its blocks (left uncharged, Bruck was taken at 1.2-1.5x the
   // pairwise exchange's time on 8 x 1 to 16 x 1 ranks, 2-4 KiB).
   double copiedBytes = 2.5 * n * block, us = 0;
   for (int k = 1; k < shape.nranks; k *= 2) {
@@ -247,26 +247,32 @@ double alltoallCostUs(Algo algo, double block, const PlanShape &shape) {
     // exchange was taken at 1.32x).
     const double roundBytes = double(bruckRoundBlocks(shape.nranks, k)) * block;
     const double slices = allPeerSlicesOf(roundBytes, shape.nranks);
-    // Across nodes the node's NICs carry min(k, m) of its ranks' rounds;
-    // below the node's size the others go through shared memory meanwhile
-    // (with a NIC a rank, 4 x 8 H100 staged, 4 KiB: Bruck's model without
-    // them 0.69x chorus_sim's time, and taken at 1.44x the pairwise's).
-    const double nicUs = std::min(double(k), m) * roundBytes / nodeNetBytesPerUs;
-    const double wireUs = !severalNodes ? roundBytes / cross.bytesPerUs
-                          : k < m      ? std::max(nicUs, roundBytes / shm.bytesPerUs)
-                                       : nicUs;
-    // Below the node's size (k < m) most partners share the rank's node,
-    // and the rounds' chain crosses the network at most every other round
-    // (a rank whose partner rank - k is remote sits, a round earlier, where
-    // its own partner is on its node): half a network hop, half a shared
-    // memory one (a network hop each round put the model at 1.2-1.5x
-    // chorus_sim's time from 8 ranks a node).  From k = m on every partner
-    // is remote, and each slice is copied out of the FIFO at the far end.
-    const bool everyPartnerRemote = severalNodes && k >= m;
-    const bool halfRemote = severalNodes && !everyPartnerRemote;
-    const double endsUs = (halfRemote ? (net.messageUs + shm.messageUs) / 2 : cross.messageUs) * shape.cpuShare;
-    const double latencyUs = halfRemote ? (net.latencyUs + shm.latencyUs) / 2 : cross.latencyUs;
-    const double copyOutUs = everyPartnerRemote ? roundBytes / kCpuCopyBytesPerUs * shape.cpuShare : 0;
+    double wireUs, endsUs, latencyUs, copyOutUs = 0;
+    if (!severalNodes) {
+      wireUs = roundBytes / shm.bytesPerUs;
+      endsUs = shm.messageUs * shape.cpuShare;
+      latencyUs = shm.latencyUs;
+    } else if (k < m) {
+      // Below the node's size most partners share the rank's node, and the
+      // rounds' chain crosses the network at most every other round (a rank
+      // whose partner rank - k is remote sits, a round earlier, where its
+      // own partner is on its node): half a network hop, half a shared
+      // memory one (a network hop each round put the model at 1.2-1.5x
+      // chorus_sim's time from 8 ranks a node).  The node's NICs carry k of
+      // its ranks' rounds while the others go through shared memory (with
+      // a NIC a rank, 4 x 8 H100 staged, 4 KiB: Bruck's model without them
+      // 0.69x chorus_sim's time, and taken at 1.44x the pairwise's).
+      wireUs = std::max(k * roundBytes / nodeNetBytesPerUs, roundBytes / shm.bytesPerUs);
+      endsUs = (net.messageUs + shm.messageUs) / 2 * shape.cpuShare;
+      latencyUs = (net.latencyUs + shm.latencyUs) / 2;
+    } else {
+      // From k = m on every partner is remote: the node's m ranks share its
+      // NICs, and each slice is copied out of the FIFO at the far end.
+      wireUs = m * roundBytes / nodeNetBytesPerUs;
+      endsUs = net.messageUs * shape.cpuShare;
+      latencyUs = net.latencyUs;
+      copyOutUs = roundBytes / kCpuCopyBytesPerUs * shape.cpuShare;
+    }
     // Slices pipelined: the first one's whole chain, then each next at the
     // pace of the slower of its ends (with its copy out) and the wire.
     us += latencyUs + (endsUs + wireUs + copyOutUs) / slices +

@@ -31,17 +31,6 @@ namespace chorus {
 
 namespace {
 
-// Bytes this rank's sendbuf contributes in `req`.
-size_t sentBytes(const CollRequest &req, int rank, int nranks) {
-  const size_t block = req.count * req.elemSize;
-  switch (req.coll) {
-    case Coll::Allreduce: case Coll::Reduce: case Coll::Allgather: return block;
-    case Coll::Bcast: return rank == req.root ? block : 0;
-    case Coll::ReduceScatter: case Coll::Alltoall: return block * size_t(nranks);
-    default: return 0;
-  }
-}
-
 // From the device pool: cudaFreeHost would wait for every kernel on the
 // device, other communicators' among them (cuda/device_pool.h).
 Status ensureStaging(CudaAttachment &cuda, size_t bytes) {

@@ -8,6 +8,7 @@
 
 #include "coll/allreduce_hierarchical.h"
 #include "coll/dispatch.h"
+#include "coll/host_executor.h"
 #include "cuda/device_channel.h"
 #include "cuda/device_links.h"
 #include "core/params.h"
@@ -661,17 +662,19 @@ struct Replay {
 }  // namespace
 
 namespace {
-// What a staged call copies between a rank's device and host memory: its
-// send buffer there, its receive buffer back, in turn (cuda_staged.cc).
+// What a staged call copies between device and host memory on its path
+// (cuda_staged.cc): the largest send buffer goes up before the host
+// collective, the largest receive buffer comes back after it (a rooted
+// call's root one way, the others the other).
 double stagedBytesOf(Coll coll, size_t bytes, int nranks) {
-  const double n = nranks, b = double(bytes);
-  switch (coll) {
-    case Coll::Allgather:
-    case Coll::ReduceScatter: return b + n * b;
-    case Coll::Alltoall: return 2 * n * b;
-    case Coll::Barrier: return 0;
-    default: return 2 * b;  // a vector each way (a rooted call's root one way, the others the other)
-  }
+  CollRequest req{};
+  req.coll = coll;
+  req.count = bytes;
+  req.elemSize = 1;
+  req.root = 0;
+  const int other = nranks > 1 ? 1 : 0;
+  return double(std::max(sentBytes(req, 0, nranks), sentBytes(req, other, nranks))) +
+         double(std::max(receivedBytes(req, 0, nranks), receivedBytes(req, other, nranks)));
 }
 }  // namespace
 
