@@ -247,36 +247,44 @@ double alltoallCostUs(Algo algo, double block, const PlanShape &shape) {
     // exchange was taken at 1.32x).
     const double roundBytes = double(bruckRoundBlocks(shape.nranks, k)) * block;
     const double slices = allPeerSlicesOf(roundBytes, shape.nranks);
-    double wireUs, endsUs, latencyUs, copyOutUs = 0;
+    double wireUs, endsUs, latencyUs, copyOutUs = 0, nicQueueUs = 0;
     if (!severalNodes) {
       wireUs = roundBytes / shm.bytesPerUs;
       endsUs = shm.messageUs * shape.cpuShare;
       latencyUs = shm.latencyUs;
-    } else if (k < m) {
-      // Below the node's size most partners share the rank's node, and the
-      // rounds' chain crosses the network at most every other round (a rank
-      // whose partner rank - k is remote sits, a round earlier, where its
-      // own partner is on its node): half a network hop, half a shared
-      // memory one (a network hop each round put the model at 1.2-1.5x
-      // chorus_sim's time from 8 ranks a node).  The node's NICs carry k of
-      // its ranks' rounds while the others go through shared memory (with
-      // a NIC a rank, 4 x 8 H100 staged, 4 KiB: Bruck's model without them
-      // 0.69x chorus_sim's time, and taken at 1.44x the pairwise's).
-      wireUs = std::max(k * roundBytes / nodeNetBytesPerUs, roundBytes / shm.bytesPerUs);
-      endsUs = (net.messageUs + shm.messageUs) / 2 * shape.cpuShare;
-      latencyUs = (net.latencyUs + shm.latencyUs) / 2;
     } else {
-      // From k = m on every partner is remote: the node's m ranks share its
-      // NICs, and each slice is copied out of the FIFO at the far end.
-      wireUs = m * roundBytes / nodeNetBytesPerUs;
-      endsUs = net.messageUs * shape.cpuShare;
-      latencyUs = net.latencyUs;
-      copyOutUs = roundBytes / kCpuCopyBytesPerUs * shape.cpuShare;
+      // The node's NICs carry min(k, m) of its ranks' rounds, but the ranks
+      // do not reach them at once: each rank's chain pays for its own
+      // message there, and the round waits for the whole queue only where
+      // it outlasts that chain (the queue on every rank's chain put the
+      // model at 1.1-1.5x chorus_sim's time on nodes of 8 or more ranks,
+      // and the pairwise exchange was taken at 1.15x on 3 x 8, 1 KiB).
+      const double ownNicUs = roundBytes / nodeNetBytesPerUs;
+      nicQueueUs = std::min(double(k), m) * ownNicUs;
+      if (k < m) {
+        // Below the node's size most partners share the rank's node, and
+        // the rounds' chain crosses the network at most every other round
+        // (a rank whose partner rank - k is remote sits, a round earlier,
+        // where its own partner is on its node): half a network hop, half
+        // a shared-memory one (a network hop each round put the model at
+        // 1.2-1.5x chorus_sim's time from 8 ranks a node).
+        wireUs = std::max(ownNicUs, roundBytes / shm.bytesPerUs);
+        endsUs = (net.messageUs + shm.messageUs) / 2 * shape.cpuShare;
+        latencyUs = (net.latencyUs + shm.latencyUs) / 2;
+      } else {
+        // From k = m on every partner is remote, and each slice is copied
+        // out of the FIFO at the far end.
+        wireUs = std::max(ownNicUs, roundBytes / net.bytesPerUs);
+        endsUs = net.messageUs * shape.cpuShare;
+        latencyUs = net.latencyUs;
+        copyOutUs = roundBytes / kCpuCopyBytesPerUs * shape.cpuShare;
+      }
     }
     // Slices pipelined: the first one's whole chain, then each next at the
     // pace of the slower of its ends (with its copy out) and the wire.
-    us += latencyUs + (endsUs + wireUs + copyOutUs) / slices +
-          (slices - 1) * std::max(endsUs + copyOutUs / slices, wireUs / slices);
+    const double chainUs = latencyUs + (endsUs + wireUs + copyOutUs) / slices +
+                           (slices - 1) * std::max(endsUs + copyOutUs / slices, wireUs / slices);
+    us += std::max(chainUs, latencyUs + nicQueueUs);
     copiedBytes += 2 * roundBytes;
   }
   return us + copiedBytes / kLocalCopyBytesPerUs * shape.cpuShare;
