@@ -355,18 +355,24 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       if (cpuNics && shape.nnodes > 1 && (coll == Coll::Allgather || coll == Coll::ReduceScatter)) {
         // A rank pays each message's end at its link's price (shared
         // memory's for its node's m - 1 peers), a message for each all-peer
-        // slice (16 KiB ones past 8 ranks); its node's NIC queue and its
-        // copies come one after the other, and with more ranks a node the
-        // messages' ends run while they drain (chorus_sim, 2 x 8 ranks,
-        // 512 B-8 KiB allgather: 21-62 us, modelled 20-62, where every
-        // message and copy at the network's price gave 36-94 and the ring
-        // was taken at 2 KiB; 4 x 2, 32 KiB-2 MiB: 69-4,027, modelled
-        // 69-4,280, where the slower of the queue and the copies alone
-        // took the one-shot over the ring, 1.1-1.4x slower).
+        // slice (16 KiB ones past 8 ranks); its copies come after its node's
+        // NIC queue and, on the same core, after the messages' ends, which
+        // with more ranks a node run while the queue drains (chorus_sim,
+        // 2 x 8 ranks, 512 B-8 KiB allgather: 21-62 us, modelled 20-62,
+        // where every message and copy at the network's price gave 36-94
+        // and the ring was taken at 2 KiB; 4 x 2, 32 KiB-2 MiB: 69-4,027,
+        // modelled 69-4,280, where the slower of the queue and the copies
+        // alone took the one-shot over the ring, 1.1-1.4x slower).  With
+        // NICs that drain at once, the host's plan on GPU nodes, the ends
+        // and the copies add up (2 x 4 GH200, 2 MiB reduce-scatter: 3.7 ms,
+        // where the slower of the two gave 2.3 and the one-shot was taken
+        // over the ring's 3.1; 11 of the 12 rows flagged with every
+        // collective staged).
         const double slices = allPeerSlicesOf(bytes, shape.nranks);
         const double endsUs = slices * ((n - m) * net.messageUs + (m - 1) * shm.messageUs) * shape.cpuShare;
-        const double queuedUs = nicQueueUs + 2 * (n - 1) * bytes / kCpuCopyBytesPerUs;
-        return net.latencyUs + (m > 1 ? std::max(endsUs, queuedUs) : endsUs + queuedUs) + bytes / net.bytesPerUs;
+        const double copiesUs = 2 * (n - 1) * bytes / kCpuCopyBytesPerUs;
+        return net.latencyUs + copiesUs + (m > 1 ? std::max(endsUs, nicQueueUs) : endsUs + nicQueueUs) +
+               bytes / net.bytesPerUs;
       }
       return cross.latencyUs + (n - 1) * cross.messageUs * shape.cpuShare + 2 * (n - 1) * bytes / cross.bytesPerUs +
              nicQueueUs;
