@@ -329,11 +329,20 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
         // once; a reduce's root folds every rank's in turn (chorus_sim,
         // 4 x 1 ranks, 32 KiB broadcast: 17 us, where the allgather's
         // queue of every rank's vectors gave 29, and the tree, 1.4x
-        // slower, was taken).
+        // slower, was taken).  Slice after slice (all-peer ones), the root
+        // ends a message to each peer, its NIC sends the remote ones and a
+        // broadcast root copies into each of its node's peers' FIFOs, all
+        // three at once: the slowest sets the pace (once for the whole
+        // vector, the model had 2 x 8 H100 staged, 256 KiB, at 0.45x
+        // chorus_sim's time, and 2 x 4 and 2 x 8 CPU ranks at 32 KiB took
+        // the tree at 1.11-1.13x).
         // (messageUs is both ends': the root's end of each, one other's.)
         const double remote = n - m, foldedCopies = coll == Coll::Reduce ? n - 1 : 1;
-        return net.latencyUs + (remote + 1) * net.messageUs / 2 * shape.cpuShare + remote * bytes / net.bytesPerUs +
-               foldedCopies * bytes / kShmLink.bytesPerUs;
+        const double slices = allPeerSlicesOf(bytes, shape.nranks), slice = bytes / slices;
+        const double rootEndsUs = (remote * net.messageUs + (m - 1) * shm.messageUs) / 2 * shape.cpuShare;
+        const double localSendsUs = coll == Coll::Bcast ? (m - 1) * slice / kCpuCopyBytesPerUs : 0.0;
+        return net.latencyUs + slices * std::max({rootEndsUs, remote * slice / net.bytesPerUs, localSendsUs}) +
+               net.messageUs / 2 * shape.cpuShare + foldedCopies * bytes / kShmLink.bytesPerUs;
       }
       const double nicQueueUs =
           shape.nnodes > 1 && shape.nodeNetBytesPerUs > 0 ? m * (n - m) * bytes / shape.nodeNetBytesPerUs : 0.0;

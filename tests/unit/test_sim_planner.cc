@@ -85,7 +85,11 @@ BOOST_AUTO_TEST_CASE(the_planner_takes_the_best_where_it_was_flagged) {
                         {16, 8, Coll::Alltoall, 1024},
                         // Bruck's rounds wait for the node's NIC queue only where it outlasts a
                         // rank's own chain (the pairwise exchange taken at 1.15x on 3 x 8, 1 KiB)
-                        {3, 8, Coll::Alltoall, 1024},               {4, 8, Coll::Alltoall, 1024}};
+                        {3, 8, Coll::Alltoall, 1024},               {4, 8, Coll::Alltoall, 1024},
+                        // the rooted one-shot's root ends a message to each peer each slice (the
+                        // tree taken at 1.11-1.13x, the one-shot reduce at 1.12x the tree)
+                        {2, 4, Coll::Bcast, size_t(32) << 10},      {2, 8, Coll::Bcast, size_t(32) << 10},
+                        {4, 1, Coll::Reduce, size_t(32) << 10}};
   for (const Case &c : cases) {
     Machine cpu = preset;
     cpu.ranksPerNode = c.ranksPerNode;  // as chorus_sim -r sets it
@@ -416,11 +420,11 @@ BOOST_AUTO_TEST_CASE(a_staged_alltoall_runs_on_the_host) {
 }
 
 // The host's plan on GPU nodes (CHORUS_NET_DEVICE=staged, and the staged
-// alltoall): NICs that drain at once leave the one-shot's copies and its
-// messages' ends on the rank's core, one after the other (2 x 4 GH200,
-// 2 MiB reduce-scatter: the one-shot was taken at 1.17x the ring, and at
-// 1.10-1.16x in 11 rows of 2-4 nodes, 256 KiB-16 MiB).
-BOOST_AUTO_TEST_CASE(the_one_shot_s_copies_follow_its_ends_on_fast_nics) {
+// alltoall): NICs that drain at once leave the one-shot's work on the
+// rank's core.  Its copies and its messages' ends come one after the other
+// (2 x 4 GH200, 2 MiB reduce-scatter: the one-shot was taken at 1.17x the
+// ring, and at 1.10-1.16x in 11 rows of 2-4 nodes, 256 KiB-16 MiB).
+BOOST_AUTO_TEST_CASE(the_one_shot_s_core_work_on_fast_nics) {
   struct Case {
     const char *preset;
     int nodes;
@@ -434,6 +438,14 @@ BOOST_AUTO_TEST_CASE(the_one_shot_s_copies_follow_its_ends_on_fast_nics) {
     l.ranksPerNode = host.ranksPerNode;
     checkPlannedWithinSlackOfBest(host, l, c.coll, size_t(2) << 20);
   }
+  // The rooted one-shot, slice after slice at the slowest of its root's
+  // message ends, its NIC and its copies to its node's peers (2 x 4 GH200,
+  // 256 KiB broadcast: the one-shot was taken at 1.41x the tree).
+  const Machine gh200 = hostViewOf(*findPreset("4xgh200"));
+  Layout two;
+  two.nodes = 2;
+  two.ranksPerNode = gh200.ranksPerNode;
+  checkPlannedWithinSlackOfBest(gh200, two, Coll::Bcast, size_t(256) << 10);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
