@@ -71,6 +71,9 @@ struct PlanShape {
   // (0: not known).
   int kernelsChannels = 1;
   double kernelsSliceBytes = 0;
+  // A bcast or reduce tree's slice, on the fewer channels it runs on
+  // (cudaRootedTreeChannels; 0: kernelsSliceBytes).
+  double kernelsTreeSliceBytes = 0;
   int kernelsFifoSlots = 0;
   // The kernels' bcast and reduce tree (rootedNodeTreeCostOf, on the links
   // kernelsEveryPeer says).

@@ -260,9 +260,12 @@ double kernelsRootedCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShap
                                       ? shape.kernelsRootedTree
                                       : rootedNodeTreeCostOf(shape.nnodes, !shape.kernelsEveryPeer);
       const double hops = tree.hops, sends = std::max(tree.sends, tree.hops);
-      const double fill = hops * netHopUs + (sends - hops) * kRdmaMessageEndUs + sends * slice / nic +
-                          (m - 1) * (gpuHopUs + slice / gpuLink);
-      return fill + (bytes - slice) / std::min(nic / std::max(tree.fanOut, 1), gpuLink);
+      // On the fewer channels a tree runs on (cudaRootedTreeChannels).
+      const double treeSlice =
+          shape.kernelsTreeSliceBytes > 0 ? std::min(bytes, shape.kernelsTreeSliceBytes) : sliceOf(k, bytes);
+      const double fill = hops * netHopUs + (sends - hops) * kRdmaMessageEndUs + sends * treeSlice / nic +
+                          (m - 1) * (gpuHopUs + treeSlice / gpuLink);
+      return fill + (bytes - treeSlice) / std::min(nic / std::max(tree.fanOut, 1), gpuLink);
     }
     default:
       return kCostNotApplicable;

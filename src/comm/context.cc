@@ -513,6 +513,11 @@ Status bootstrap(Context &ctx) {
     // 768 KiB on the 6 the streaming links leave on 16 nodes of 8.
     ctx.planShape.kernelsSliceBytes = double(kCudaSlotBytes) * ctx.planShape.kernelsChannels;
     ctx.planShape.kernelsFifoSlots = kCudaSlots;
+    // A bcast or reduce tree's channels keep up with one NIC, no more:
+    // agreed, as the NICs are (the executor runs the tree on them).
+    ctx.deviceWiring.rootedTreeChannels = cudaRootedTreeChannels(double(gpuNicMBs), ctx.deviceWiring.channels);
+    if (ctx.deviceWiring.rootedTreeChannels > 0)
+      ctx.planShape.kernelsTreeSliceBytes = double(kCudaSlotBytes) * ctx.deviceWiring.rootedTreeChannels;
   }
   if (ctx.nnodes > 1 && ctx.rank == 0 && logEnabled(LogLevel::Info, kSubsysTopo)) {
     std::string text;

@@ -119,11 +119,17 @@ int residentChannels(int device, int *sms, double *mpsShare) {
 // (kCudaRoundBytes) of the block, so that an 8 MiB allgather on 8 GPUs (1
 // MiB blocks) keeps 16 SMs' loads in flight as the allreduce does, where
 // one block kept 32 KiB in flight (~20-30 GB/s by Little's law).
-int channelsForCall(const CudaState &st, Coll coll, size_t bytes, size_t capacity) {
+// A bcast or reduce tree across nodes: no more than the wiring's
+// rootedTreeChannels (device_links.h: its channels share each NIC).
+int channelsForCall(const CudaState &st, const DeviceWiring &wiring, Coll coll, Algo algo, size_t bytes,
+                    size_t capacity) {
   const bool vector = coll == Coll::Allreduce || coll == Coll::Reduce || coll == Coll::Bcast;
   const size_t unit = vector ? capacity : kCudaRoundBytes;
   const size_t want = bytes == 0 ? 1 : (bytes + unit - 1) / unit;
-  return int(want < size_t(st.nchannels) ? want : size_t(st.nchannels));
+  size_t most = size_t(st.nchannels);
+  if (st.net && algo == Algo::Tree && (coll == Coll::Bcast || coll == Coll::Reduce) && wiring.rootedTreeChannels > 0)
+    most = std::min(most, size_t(wiring.rootedTreeChannels));
+  return int(want < most ? want : most);
 }
 
 // A rank's region holds its inbound FIFOs from the other ranks of its
@@ -557,7 +563,7 @@ Status cudaExecute(PeerLinks &ctx, CudaAttachment &cuda, const CollRequest &req,
   // a slot's bytes): its smaller slots are memory saved, not a reason to
   // spread a small message wider.
   const size_t nominalCapacity = lr.proto == Proto::LL ? kCudaSlotBytes / 2 : kCudaSlotBytes;
-  const int nch = channelsForCall(st, req.coll, bytes, nominalCapacity);
+  const int nch = channelsForCall(st, wiring, req.coll, algo, bytes, nominalCapacity);
   lr.nblocks = nch;
   DevCollArgs &a = lr.args;
   a.sendbuf = req.sendbuf;

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -136,7 +137,30 @@ inline BusiestLinks cudaBusiestStreamingRank(const NodeLayout &nodes, int nchann
 struct DeviceWiring {
   int channels;
   bool everyPeer;
+  // The most channels a bcast or reduce tree across nodes runs on
+  // (cudaRootedTreeChannels); 0: as many as the call's size asks for.
+  int rootedTreeChannels = 0;
 };
+
+// A block (channel) keeps kCudaRoundBytes of loads in flight per input
+// (device_channel.h): ~25 GB/s over NVLink's ~1 us by Little's law (32 KiB
+// at 512 threads), a design figure no GPU has measured.
+constexpr double kCudaChannelBytesPerUs = 25000.0;
+
+// A bcast or reduce tree across nodes runs every channel on the same tree
+// (bcast_tree.h, reduce_tree.h), so between nodes the channels share one
+// NIC at each hop and add no bandwidth there; what they add is width to
+// the slice that each hop passes on whole, and a tree of 13 hops then
+// pipelines 512 KiB in one slice instead of four (chorus_sim, 64 x 8 H100:
+// 166 us on 4 channels against 88 on one).  In a node each channel adds its
+// block's bandwidth, so the tree takes the channels whose blocks together
+// keep up with one NIC, and no more: 2 on 400 Gb/s NICs, 1 on 200 Gb/s.
+// `nicBytesPerUs` is agreed by every rank (the slowest node's); 0, not
+// known: no bound.
+inline int cudaRootedTreeChannels(double nicBytesPerUs, int channels) {
+  if (!(nicBytesPerUs > 0) || nicBytesPerUs >= kCudaChannelBytesPerUs * channels) return 0;
+  return std::max(1, std::min(channels, int(std::ceil(nicBytesPerUs / kCudaChannelBytesPerUs))));
+}
 // On one node of `nranks`: the device's bound, every peer by IPC.
 inline DeviceWiring cudaOneNodeWiring(int nranks) { return {cudaChannelsFor(nranks, nranks), true}; }
 inline DeviceWiring cudaDeviceWiring(const NodeLayout &nodes, const char *mode) {

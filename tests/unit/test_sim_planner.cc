@@ -375,6 +375,58 @@ BOOST_AUTO_TEST_CASE(the_gpu_slice_follows_the_kernels_channels) {
   checkKernelsModel("8xh100", 64, Coll::Allreduce, Algo::Hierarchical, size_t(128) << 20, 0.7, 1.3);
 }
 
+// A bcast or reduce tree across nodes runs every channel on one tree, so
+// the channels share each head's NIC: 6 channels' 768 KiB slice made
+// 64 x 8 H100 take 512 KiB in one slice through 13 hops (166 us, where one
+// channel's four slices took 88).  The tree takes the channels whose
+// blocks keep up with one NIC (cudaRootedTreeChannels), and its messages
+// are their slots; the streaming algorithms keep every channel.
+BOOST_AUTO_TEST_CASE(the_rooted_tree_runs_on_the_channels_one_nic_needs) {
+  BOOST_TEST(cudaRootedTreeChannels(50000, 16) == 2);  // 400 Gb/s
+  BOOST_TEST(cudaRootedTreeChannels(25000, 6) == 1);   // 200 Gb/s
+  BOOST_TEST(cudaRootedTreeChannels(50001, 6) == 3);
+  BOOST_TEST(cudaRootedTreeChannels(450000, 16) == 0);  // no bound: every channel keeps up
+  BOOST_TEST(cudaRootedTreeChannels(0, 16) == 0);       // NICs not known
+  struct Case {
+    const char *preset;
+    int treeChannels;
+  };
+  for (const Case c : {Case{"8xh100", 2}, Case{"4xgh200", 2}, Case{"8xa100", 1}}) {
+    const Machine gpu = *findPreset(c.preset);
+    Layout l;
+    l.nodes = 16;
+    l.ranksPerNode = gpu.ranksPerNode;
+    BOOST_TEST(rootedTreeChannelsOf(gpu, l) == c.treeChannels, c.preset);
+    const size_t treeSlice = kCudaSlotBytes * size_t(c.treeChannels);
+    BOOST_TEST(planShapeOf(gpu, l).kernelsTreeSliceBytes == double(treeSlice), c.preset);
+    auto largestMessage = [&](Algo algo) {
+      const Schedules s = recordCollective(gpu, l, Coll::Bcast, algo, size_t(8) << 20, 8);
+      uint64_t largest = 0;
+      for (const RankSchedule &r : s.ranks)
+        for (const SimOp &op : r.ops) largest = std::max(largest, op.bytes);
+      return largest;
+    };
+    BOOST_TEST(largestMessage(Algo::Tree) == treeSlice, c.preset);
+    BOOST_TEST(largestMessage(Algo::Chain) == sliceBytesOf(gpu, l), c.preset);
+    l.nodes = 1;
+    BOOST_TEST(rootedTreeChannelsOf(gpu, l) == 0, c.preset);  // one node: no NIC to share
+  }
+  // The tree now pipelines where it had one slice: the planner still takes
+  // the best, and the tree's model follows its slices.
+  const Machine h100 = *findPreset("8xh100");
+  Layout l;
+  l.ranksPerNode = h100.ranksPerNode;
+  for (int nodes : {4, 64}) {
+    l.nodes = nodes;
+    for (size_t bytes : {size_t(512) << 10, size_t(2) << 20}) checkPlannedWithinSlackOfBest(h100, l, Coll::Bcast, bytes);
+  }
+  const Machine a100 = *findPreset("8xa100");
+  l.nodes = 16;
+  checkPlannedWithinSlackOfBest(a100, l, Coll::Reduce, size_t(8) << 20);
+  checkKernelsModel("8xh100", 64, Coll::Bcast, Algo::Tree, size_t(2) << 20, 0.8, 1.1);
+  checkKernelsModel("8xa100", 16, Coll::Reduce, Algo::Tree, size_t(8) << 20, 0.8, 1.1);
+}
+
 // Where the kernels link only their streaming peers, an alltoall on device
 // buffers is staged through host memory: the host's exchange on the CPU
 // cores and shared memory, and each rank's buffers copied over PCIe 5 (64

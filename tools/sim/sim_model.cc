@@ -206,6 +206,7 @@ PlanShape planShapeOf(const Machine &m, const Layout &l) {
     shape.kernelsNodeLinkBytesPerUs = m.intra.gbPerS * 1000.0;
     shape.kernelsChannels = wiringOf(l).channels;
     shape.kernelsSliceBytes = double(sliceBytesOf(m, l));
+    if (const int tree = rootedTreeChannelsOf(m, l)) shape.kernelsTreeSliceBytes = double(kCudaSlotBytes) * tree;
     shape.kernelsFifoSlots = m.fifoSlots;
   }
   return shape;
@@ -213,6 +214,11 @@ PlanShape planShapeOf(const Machine &m, const Layout &l) {
 
 size_t sliceBytesOf(const Machine &m, const Layout &l) {
   return m.gpu ? kCudaSlotBytes * size_t(wiringOf(l).channels) : m.sliceBytes;
+}
+
+int rootedTreeChannelsOf(const Machine &m, const Layout &l) {
+  if (!m.gpu || l.nodes < 2 || m.machineCores > 0) return 0;
+  return cudaRootedTreeChannels(m.net.gbPerS * 1000.0, wiringOf(l).channels);
 }
 
 Engine engineOf(const Machine &m, const Layout &l) {
@@ -322,7 +328,10 @@ void recordRank(const Machine &m, const Layout &l, const LayoutTables &t, Coll c
                         algo == Algo::RecursiveDoubling || rootedTree;
   // The all-peer algorithms' slice: the small FIFOs' slot once every FIFO
   // at full size would take more than the library allows.
-  const size_t slice = sliceBytesOf(m, l);
+  // (A bcast or reduce tree of the kernels across nodes runs on fewer
+  // channels: rootedTreeChannelsOf.)
+  const int treeChannels = rootedTree ? rootedTreeChannelsOf(m, l) : 0;
+  const size_t slice = treeChannels > 0 ? kCudaSlotBytes * size_t(treeChannels) : sliceBytesOf(m, l);
   const size_t allPeerSlice = m.gpu ? slice
                               : everyFifoFullFits(n, FifoShape{m.sliceBytes, m.fifoSlots}) ? m.allPeerSliceBytes
                                                                                            : kSmallFifoSlotBytes;

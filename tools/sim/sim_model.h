@@ -107,6 +107,11 @@ int rotatedRingChannels(const Machine &m, const Layout &l, Algo algo);
 // channels (cudaDeviceWiring: 16 on 1 and 2 nodes of 8, 8 on 4, 6 on 16
 // to 128, 4 on 2,048), as comm/context.cc gives the planner.
 size_t sliceBytesOf(const Machine &m, const Layout &l);
+// The channels a bcast or reduce tree of the kernels across these nodes
+// runs on (cudaRootedTreeChannels: those that keep up with one NIC), its
+// slice a full slot on each; 0 where it takes the others' (no bound, or
+// not the kernels across nodes of their own).
+int rootedTreeChannelsOf(const Machine &m, const Layout &l);
 
 // Whether `algo` is a schedule of its own for `coll` on this layout (not a
 // name the dispatch would quietly run as the ring), and the algorithms to
