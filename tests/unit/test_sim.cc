@@ -28,8 +28,8 @@ Machine twoLevelMachine(int ranksPerNode) {
   m.name = "test";
   m.ranksPerNode = ranksPerNode;
   m.intra = {1.0, 10, 0.25};
-  m.net = {5.0, 2, 1.0};
-  m.nicsPerNode = 1;
+  m.fabric.net = {5.0, 2, 1.0};
+  m.fabric.nicsPerNode = 1;
   m.sliceBytes = m.allPeerSliceBytes = 64 << 10;
   return m;
 }
@@ -156,8 +156,9 @@ BOOST_AUTO_TEST_CASE(a_lone_message_takes_its_link_time) {
   BOOST_REQUIRE(r.ok);
   // The root's post, the wire, the receiver's own step and its copy of the
   // slice out of its FIFO.
-  const double expected = m.net.perMessageUs + double(bytes) / (m.net.gbPerS * 1e3) + m.net.latencyUs +
-                          m.net.perMessageUs + double(bytes) / (m.copyGbPerS * 1e3);
+  const LinkModel &net = m.fabric.net;
+  const double expected = net.perMessageUs + double(bytes) / (net.gbPerS * 1e3) + net.latencyUs + net.perMessageUs +
+                          double(bytes) / (m.copyGbPerS * 1e3);
   BOOST_TEST(r.timeUs == expected, boost::test_tools::tolerance(1e-9));
   BOOST_TEST(r.netMessages == 1u);
   BOOST_TEST(r.netBytes == bytes);
@@ -168,8 +169,8 @@ BOOST_AUTO_TEST_CASE(a_lone_message_takes_its_link_time) {
 // crowdedUs once for the crowded receiver; the planner sees the crowding.
 BOOST_AUTO_TEST_CASE(ranks_sharing_cores_wait) {
   Machine m = twoLevelMachine(1);
-  m.machineCores = 2;
-  m.crowdedUs = 15;
+  m.fabric.machineCores = 2;
+  m.fabric.crowdedUs = 15;
   Layout l;
   l.nodes = 2;
   l.ranksPerNode = 1;
@@ -181,10 +182,10 @@ BOOST_AUTO_TEST_CASE(ranks_sharing_cores_wait) {
   const SimResult crowded = simulate(m, l, recordCollective(m, l, Coll::Bcast, Algo::Chain, bytes, 1));
   BOOST_REQUIRE(crowded.ok);
   BOOST_TEST(planShapeOf(m, l).cpuShare == 2.0);
-  const double work = 2 * m.net.perMessageUs + double(bytes) / (m.copyGbPerS * 1e3);
-  const double hop = double(bytes) / (m.net.gbPerS * 1e3) + m.net.latencyUs;
+  const double work = 2 * m.fabric.net.perMessageUs + double(bytes) / (m.copyGbPerS * 1e3);
+  const double hop = double(bytes) / (m.fabric.net.gbPerS * 1e3) + m.fabric.net.latencyUs;
   // Each of the 3 hops: its ends' work twice over, the wire, the wait.
-  BOOST_TEST(crowded.timeUs >= 3 * (2 * work + hop + m.crowdedUs) - 1e-9);
+  BOOST_TEST(crowded.timeUs >= 3 * (2 * work + hop + m.fabric.crowdedUs) - 1e-9);
   BOOST_TEST(alone.timeUs == work + hop, boost::test_tools::tolerance(1e-9));
 }
 

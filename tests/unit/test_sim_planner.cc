@@ -176,7 +176,7 @@ BOOST_AUTO_TEST_CASE(the_kernels_one_shot_across_nodes_stops_at_the_nics_queue) 
     const PlanShape shape = planShapeOf(gpu, l);
     BOOST_TEST(shape.kernelsNodeNetBytesPerUs > 0);
     // (The host's model has their NICs too, for calls staged through host memory.)
-    BOOST_TEST(shape.netLinkBytesPerUs == gpu.net.gbPerS * 1000.0);
+    BOOST_TEST(shape.netLinkBytesPerUs == gpu.fabric.net.gbPerS * 1000.0);
     checkPlannedWithinSlackOfBest(gpu, l, c.coll, c.bytes);
   }
 }
@@ -441,7 +441,15 @@ BOOST_AUTO_TEST_CASE(a_staged_alltoall_runs_on_the_host) {
   const SimResult staged = simulateCall(h100, l, Coll::Alltoall, Algo::Pairwise, block, 1);
   const Machine host = hostViewOf(h100);
   BOOST_TEST(!host.gpu);
-  BOOST_TEST(host.nicsPerNode == h100.nicsPerNode);
+  BOOST_TEST(host.fabric.nicsPerNode == h100.fabric.nicsPerNode);
+  // The whole fabric, whatever chorus_sim's options made of it.
+  Machine fatTree = h100;
+  fatTree.fabric.railOptimised = false;
+  fatTree.fabric.switchLevels = 3;
+  fatTree.fabric.switchHopUs = 0.5;
+  const Fabric seen = hostViewOf(fatTree).fabric;
+  BOOST_TEST((!seen.railOptimised && seen.switchLevels == 3 && seen.switchHopUs == 0.5 &&
+              seen.net.gbPerS == h100.fabric.net.gbPerS && seen.nicsPerNode == h100.fabric.nicsPerNode));
   const SimResult onHost = simulate(host, l, recordCollective(host, l, Coll::Alltoall, Algo::Pairwise, block, 1));
   const SimResult onGpus = simulate(h100, l, recordCollective(h100, l, Coll::Alltoall, Algo::Pairwise, block, 1));
   BOOST_TEST_REQUIRE(staged.ok);

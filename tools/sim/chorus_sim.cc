@@ -335,11 +335,11 @@ int main(int argc, char **argv) {
     m = machineWithNode(shape.gpus == 0 && !presetGiven ? *findPreset("2socket") : *found, shape, topoPath);
   }
   if (ranksPerNode > 0) m.ranksPerNode = ranksPerNode;
-  if (nics > 0) m.nicsPerNode = nics;
-  if (netGbps > 0) m.net.gbPerS = netGbps / 8;
-  if (netLatencyUs > 0) m.net.latencyUs = netLatencyUs;
-  m.railOptimised = fabric == "rail";
-  m.switchLevels = switchLevels;
+  if (nics > 0) m.fabric.nicsPerNode = nics;
+  if (netGbps > 0) m.fabric.net.gbPerS = netGbps / 8;
+  if (netLatencyUs > 0) m.fabric.net.latencyUs = netLatencyUs;
+  m.fabric.railOptimised = fabric == "rail";
+  m.fabric.switchLevels = switchLevels;
   std::vector<Coll> colls;
   for (const CollName &c : kColls)
     if (collText == "all" || collText == c.name) colls.push_back(c.coll);
@@ -352,7 +352,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   printf("# chorus_sim: %s (%s); %s fabric, NICs of %.0f Gb/s, %.1f us\n", m.name.c_str(), m.description.c_str(),
-         m.railOptimised ? "rail-optimised" : "fat-tree", m.net.gbPerS * 8, m.net.latencyUs);
+         m.fabric.railOptimised ? "rail-optimised" : "fat-tree", m.fabric.net.gbPerS * 8, m.fabric.net.latencyUs);
   if (resources) {
     printResources(m, nodeCounts);
     return 0;

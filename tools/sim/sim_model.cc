@@ -30,8 +30,8 @@ Machine cpuMachine(std::string name, std::string description, int ranks, LinkMod
   // (~10 GB/s a core), half a microsecond from post to poll, and the
   // planner's kShmMessageEndUs at each end.
   m.intra = {0.5, 10, kShmMessageEndUs};
-  m.net = net;
-  m.nicsPerNode = nics;
+  m.fabric.net = net;
+  m.fabric.nicsPerNode = nics;
   m.reduceGbPerS = 8;
   m.copyGbPerS = 10;
   m.sharedMemory = true;
@@ -51,8 +51,8 @@ Machine gpuMachine(std::string name, std::string description, int gpus, double n
   // NVLink through NVSwitch: one direction of a GPU's links, ~1 us a hop
   // for a kernel's store to be seen; the fold runs at HBM speed.
   m.intra = {1.0, nvlinkGbPerS, 0.2};
-  m.net = net;
-  m.nicsPerNode = nics;
+  m.fabric.net = net;
+  m.fabric.nicsPerNode = nics;
   m.reduceGbPerS = 1000;
   m.copyGbPerS = m.localCopyGbPerS = 1500;
   m.hostCopyGbPerS = hostGbPerS;
@@ -93,8 +93,8 @@ std::vector<Machine> makePresets() {
   // crowded receiver is the planner's measured one (tuner_model.cc, kShmLink's
   // crowdedUs: 2 nodes x 2 ranks, 4 KiB, 46 us for the hierarchy's four
   // hops against 18 for recursive doubling's two).
-  here.machineCores = 2;
-  here.crowdedUs = kCrowdedHopUs;
+  here.fabric.machineCores = 2;
+  here.fabric.crowdedUs = kCrowdedHopUs;
   p.push_back(here);
   return p;
 }
@@ -113,12 +113,9 @@ const Machine *findPreset(const std::string &name) {
 }
 
 Machine hostViewOf(const Machine &gpuNode) {
-  Machine host = cpuMachine(gpuNode.name, gpuNode.description, gpuNode.ranksPerNode, gpuNode.net, gpuNode.nicsPerNode);
-  host.railOptimised = gpuNode.railOptimised;
-  host.switchLevels = gpuNode.switchLevels;
-  host.switchHopUs = gpuNode.switchHopUs;
-  host.machineCores = gpuNode.machineCores;
-  host.crowdedUs = gpuNode.crowdedUs;
+  Machine host = cpuMachine(gpuNode.name, gpuNode.description, gpuNode.ranksPerNode, gpuNode.fabric.net,
+                            gpuNode.fabric.nicsPerNode);
+  host.fabric = gpuNode.fabric;
   return host;
 }
 
@@ -196,13 +193,13 @@ PlanShape planShapeOf(const Machine &m, const Layout &l) {
   // played ones share the machine's loopback, which it has measured.
   // Their NICs are RDMA ones; the planner then takes kRdmaLatencyUs, as
   // the library would, whatever latency the fabric is given here.
-  if (l.nodes > 1 && m.machineCores == 0)
-    setKnownNetwork(shape, m.net.gbPerS * 1000.0, m.net.gbPerS * 1000.0 * m.nicsPerNode, true);
+  if (l.nodes > 1 && m.fabric.machineCores == 0)
+    setKnownNetwork(shape, m.fabric.net.gbPerS * 1000.0, m.fabric.net.gbPerS * 1000.0 * m.fabric.nicsPerNode, true);
   // GPU nodes say their NICs' sum and their GPUs' links, for the kernels'
   // one-shot and allreduce (coll/tuner_kernels.cc).
-  if (l.nodes > 1 && m.machineCores == 0 && m.gpu) {
-    shape.kernelsNodeNetBytesPerUs = m.net.gbPerS * 1000.0 * m.nicsPerNode;
-    shape.kernelsNicBytesPerUs = m.net.gbPerS * 1000.0;
+  if (l.nodes > 1 && m.fabric.machineCores == 0 && m.gpu) {
+    shape.kernelsNodeNetBytesPerUs = m.fabric.net.gbPerS * 1000.0 * m.fabric.nicsPerNode;
+    shape.kernelsNicBytesPerUs = m.fabric.net.gbPerS * 1000.0;
     shape.kernelsNodeLinkBytesPerUs = m.intra.gbPerS * 1000.0;
     shape.kernelsChannels = wiringOf(l).channels;
     shape.kernelsSliceBytes = double(sliceBytesOf(m, l));
@@ -217,8 +214,8 @@ size_t sliceBytesOf(const Machine &m, const Layout &l) {
 }
 
 int rootedTreeChannelsOf(const Machine &m, const Layout &l) {
-  if (!m.gpu || l.nodes < 2 || m.machineCores > 0) return 0;
-  return cudaRootedTreeChannels(m.net.gbPerS * 1000.0, wiringOf(l).channels);
+  if (!m.gpu || l.nodes < 2 || m.fabric.machineCores > 0) return 0;
+  return cudaRootedTreeChannels(m.fabric.net.gbPerS * 1000.0, wiringOf(l).channels);
 }
 
 Engine engineOf(const Machine &m, const Layout &l) {
@@ -459,7 +456,7 @@ struct Replay {
     repeats.assign(n, 0);
     listed.resize(n);
     queued.assign(n, 0);
-    nicTx.assign(size_t(l.nodes * m.nicsPerNode), 0);
+    nicTx.assign(size_t(l.nodes * m.fabric.nicsPerNode), 0);
     nicRx.assign(nicTx.size(), 0);
     portTx.assign(size_t(l.nranks()), 0);
     if (m.gpu) portRx.assign(size_t(l.nranks()), 0);
@@ -478,16 +475,16 @@ struct Replay {
     return links[(uint64_t(uint32_t(from)) << 32) | uint32_t(to)];
   }
   bool sameNode(int a, int b) const { return l.nodeOf(a) == l.nodeOf(b); }
-  const LinkModel &model(int a, int b) const { return sameNode(a, b) ? m.intra : m.net; }
+  const LinkModel &model(int a, int b) const { return sameNode(a, b) ? m.intra : m.fabric.net; }
   int nicOf(int rank) const {
     const int local = rank % l.ranksPerNode;
-    return l.nodeOf(rank) * m.nicsPerNode + local * m.nicsPerNode / l.ranksPerNode;
+    return l.nodeOf(rank) * m.fabric.nicsPerNode + local * m.fabric.nicsPerNode / l.ranksPerNode;
   }
   // Switch hops between two nodes: one on a rail-optimised fabric (or
   // within a leaf), up to 2 * levels - 1 through a fat tree's spine.
   double hopUs(int a, int b) const {
-    if (sameNode(a, b) || m.railOptimised || m.switchLevels <= 1) return 0;
-    return double(2 * m.switchLevels - 2) * m.switchHopUs;
+    if (sameNode(a, b) || m.fabric.railOptimised || m.fabric.switchLevels <= 1) return 0;
+    return double(2 * m.fabric.switchLevels - 2) * m.fabric.switchHopUs;
   }
   static double transferUs(uint64_t bytes, const LinkModel &lm) { return double(bytes) / (lm.gbPerS * 1e3); }
 
@@ -605,7 +602,7 @@ struct Replay {
         rx = arrival;
       }
     }
-    out.arrive.push_back(arrival + m.crowdedUs * (cpuShare - 1));
+    out.arrive.push_back(arrival + m.fabric.crowdedUs * (cpuShare - 1));
     if (out.arrive.size() > size_t(m.fifoSlots)) out.freed.dropBelow(out.arrive.size() - size_t(m.fifoSlots));
   }
 
@@ -616,14 +613,14 @@ struct Replay {
   // channels' shares on up to min(channels, GPUs) NICs at once.
   double sendRotated(int from, int to, uint64_t bytes, double depart) {
     const int k = l.ranksPerNode, channels = s.netChannels;
-    const double share = transferUs(bytes, m.net) / channels;
+    const double share = transferUs(bytes, m.fabric.net) / channels;
     double arrival = depart;
     for (int c = 0; c < channels; ++c) {
-      double &tx = nicTx[size_t(l.nodeOf(from) * m.nicsPerNode + (c + k - 1) % k * m.nicsPerNode / k)];
-      double &rx = nicRx[size_t(l.nodeOf(to) * m.nicsPerNode + c % k * m.nicsPerNode / k)];
+      double &tx = nicTx[size_t(l.nodeOf(from) * m.fabric.nicsPerNode + (c + k - 1) % k * m.fabric.nicsPerNode / k)];
+      double &rx = nicRx[size_t(l.nodeOf(to) * m.fabric.nicsPerNode + c % k * m.fabric.nicsPerNode / k)];
       const double begin = std::max(depart, tx);
       tx = begin + share;
-      rx = std::max(begin + share + m.net.latencyUs + hopUs(from, to), rx + share);
+      rx = std::max(begin + share + m.fabric.net.latencyUs + hopUs(from, to), rx + share);
       arrival = std::max(arrival, rx);
     }
     return arrival;

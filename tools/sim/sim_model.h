@@ -37,15 +37,29 @@ struct LinkModel {
   double perMessageUs = 0;  // the CPU or kernel work of each message at each end
 };
 
-struct Machine {
-  std::string name, description;
-  int ranksPerNode = 8;
-  LinkModel intra;            // between two ranks of a node (shared memory, NVLink)
+// What lies between the nodes: the NICs, the switches, and for played
+// nodes the one machine they share.  Apart from the node's inside so that
+// a view of the node with other ranks (hostViewOf: a GPU node's CPU
+// cores) keeps all of it by one copy.
+struct Fabric {
   LinkModel net;              // through one NIC, NIC to NIC
   int nicsPerNode = 1;        // local rank i sends through NIC i * nics / ranksPerNode
   bool railOptimised = true;  // rail-optimised fabric: one switch hop between NICs of a rail
   int switchLevels = 1;       // fat tree: up to 2 * levels - 1 hops between two nodes
   double switchHopUs = 0.3;   // latency added by each switch hop beyond the first
+  // Played nodes: every rank of every node on one machine of this many
+  // cores (0: a core per rank).  Beyond a rank per core each rank's work
+  // stretches by the share, and each message waits crowdedUs for each rank
+  // per core beyond one for its receiver to be scheduled.
+  int machineCores = 0;
+  double crowdedUs = 0;
+};
+
+struct Machine {
+  std::string name, description;
+  int ranksPerNode = 8;
+  LinkModel intra;            // between two ranks of a node (shared memory, NVLink)
+  Fabric fabric;
   double reduceGbPerS = 20;   // a rank's fold of a received slice into its own (bytes out)
   double copyGbPerS = 20;     // a rank's copy of a received slice out of its FIFO
   // A rank's copy within its own memory (localCopy: an alltoall's own
@@ -61,14 +75,9 @@ struct Machine {
   size_t allPeerSliceBytes = 256 << 10;
   bool gpu = false;           // ranks are GPUs: device buffers (the kernels' plans on one node)
   bool sharedMemory = true;   // ranks of a node can publish and read each other's memory (CPU ranks)
-  // Played nodes: every rank of every node on one machine of this many
-  // cores (0: a core per rank).  Beyond a rank per core each rank's work
-  // stretches by the share, and each message waits crowdedUs for each rank
-  // per core beyond one for its receiver to be scheduled.
-  int machineCores = 0;
-  double crowdedUs = 0;
   double cpuShareOf(int nranks) const {
-    return machineCores > 0 && nranks > machineCores ? double(nranks) / machineCores : 1.0;
+    const int cores = fabric.machineCores;
+    return cores > 0 && nranks > cores ? double(nranks) / cores : 1.0;
   }
 };
 

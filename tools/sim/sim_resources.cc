@@ -49,10 +49,10 @@ SetupTime setupTimeOf(const Machine &m, const Layout &l, const CommFootprint &f,
   SetupTime t;
   const int n = l.nranks();
   if (n < 2) return t;
-  const LinkModel &link = l.nodes > 1 ? m.net : m.intra;
+  const LinkModel &link = l.nodes > 1 ? m.fabric.net : m.intra;
   const double hopUs = link.latencyUs + 2 * link.perMessageUs;
   // A NIC's bandwidth shared by the ranks behind it (all send at once).
-  const int ranksPerNic = l.nodes > 1 ? std::max(1, m.ranksPerNode / std::max(1, m.nicsPerNode)) : 1;
+  const int ranksPerNic = l.nodes > 1 ? std::max(1, m.ranksPerNode / std::max(1, m.fabric.nicsPerNode)) : 1;
   const double bytesPerUs = link.gbPerS * 1e3 / double(ranksPerNic);
   const double rounds = std::ceil(std::log2(double(n)));
   auto allgatherUs = [&](double block) {

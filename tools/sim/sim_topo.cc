@@ -208,12 +208,12 @@ Machine machineWithNode(const Machine &base, const NodeShape &shape, const std::
   m.sharedMemory = !m.gpu;
   m.ranksPerNode = m.gpu ? shape.gpus : shape.cores;
   if (m.gpu && shape.intraGBs > 0) m.intra.gbPerS = shape.intraGBs;
-  m.nicsPerNode = std::max(1, shape.nics);
-  if (shape.nicGBs > 0) m.net.gbPerS = shape.nicGBs;
+  m.fabric.nicsPerNode = std::max(1, shape.nics);
+  if (shape.nicGBs > 0) m.fabric.net.gbPerS = shape.nicGBs;
   char text[256];
   snprintf(text, sizeof text, "%d %s, %s%.0f GB/s between ring neighbours, %d NIC(s) of %.0f Gb/s; the rest from %s",
-           m.ranksPerNode, m.gpu ? "GPUs" : "cores", m.gpu ? "" : "(the preset's) ", m.intra.gbPerS, m.nicsPerNode,
-           m.net.gbPerS * 8, base.name.c_str());
+           m.ranksPerNode, m.gpu ? "GPUs" : "cores", m.gpu ? "" : "(the preset's) ", m.intra.gbPerS,
+           m.fabric.nicsPerNode, m.fabric.net.gbPerS * 8, base.name.c_str());
   m.description = text;
   return m;
 }
