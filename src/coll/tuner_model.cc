@@ -253,15 +253,17 @@ double alltoallCostUs(Algo algo, double block, const PlanShape &shape) {
       endsUs = shm.messageUs * shape.cpuShare;
       latencyUs = shm.latencyUs;
     } else {
-      // The node's NICs carry min(k, m) of its ranks' rounds, but the ranks
-      // do not reach them at once: each rank's chain pays for its own
-      // message there, and the round waits for the whole queue only where
-      // it outlasts that chain (the queue on every rank's chain put the
-      // model at 1.1-1.5x chorus_sim's time on nodes of 8 or more ranks,
-      // and the pairwise exchange was taken at 1.15x on 3 x 8, 1 KiB).
+      // The node's NICs carry the rounds of those of its ranks whose
+      // partner is remote, but the ranks do not reach them at once: each
+      // rank's chain pays for its own message there, and the round waits
+      // for the whole queue only where it outlasts that chain (the queue on
+      // every rank's chain put the model at 1.1-1.5x chorus_sim's time on
+      // nodes of 8 or more ranks, and the pairwise exchange was taken at
+      // 1.15x on 3 x 8, 1 KiB).
       const double ownNicUs = roundBytes / nodeNetBytesPerUs;
-      nicQueueUs = std::min(double(k), m) * ownNicUs;
       if (k < m) {
+        // k of the node's ranks have a remote partner.
+        nicQueueUs = k * ownNicUs;
         // Below the node's size most partners share the rank's node, and
         // the rounds' chain crosses the network at most every other round
         // (a rank whose partner rank - k is remote sits, a round earlier,
@@ -272,8 +274,9 @@ double alltoallCostUs(Algo algo, double block, const PlanShape &shape) {
         endsUs = (net.messageUs + shm.messageUs) / 2 * shape.cpuShare;
         latencyUs = (net.latencyUs + shm.latencyUs) / 2;
       } else {
-        // From k = m on every partner is remote, and each slice is copied
-        // out of the FIFO at the far end.
+        // From k = m on every partner is remote (all m ranks at the NICs),
+        // and each slice is copied out of the FIFO at the far end.
+        nicQueueUs = m * ownNicUs;
         wireUs = std::max(ownNicUs, roundBytes / net.bytesPerUs);
         endsUs = net.messageUs * shape.cpuShare;
         latencyUs = net.latencyUs;
