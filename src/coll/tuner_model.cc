@@ -252,6 +252,7 @@ double alltoallCostUs(Algo algo, double block, const PlanShape &shape) {
       wireUs = roundBytes / shm.bytesPerUs;
       endsUs = shm.messageUs * shape.cpuShare;
       latencyUs = shm.latencyUs;
+      copyOutUs = roundBytes / kCpuCopyBytesPerUs * shape.cpuShare;
     } else {
       // The node's NICs carry the rounds of those of its ranks whose
       // partner is remote, but the ranks do not reach them at once: each
