@@ -421,7 +421,8 @@ BOOST_AUTO_TEST_CASE(the_rooted_tree_runs_on_the_channels_one_nic_needs) {
   l.ranksPerNode = h100.ranksPerNode;
   for (int nodes : {4, 64}) {
     l.nodes = nodes;
-    for (size_t bytes : {size_t(512) << 10, size_t(2) << 20}) checkPlannedWithinSlackOfBest(h100, l, Coll::Bcast, bytes);
+    for (size_t bytes : {size_t(512) << 10, size_t(2) << 20})
+      checkPlannedWithinSlackOfBest(h100, l, Coll::Bcast, bytes);
   }
   const Machine a100 = *findPreset("8xa100");
   l.nodes = 16;
