@@ -505,19 +505,8 @@ Status bootstrap(Context &ctx) {
   // model's measured constants describe; so does a node whose NICs are unknown.
   if (ctx.nnodes > 1 && ranksOnMachine.size() == size_t(ctx.nnodes)) {
     setKnownNetwork(ctx.planShape, double(linkMBs), double(nodeMBs), everyNicRdma);
-    ctx.planShape.kernelsNodeNetBytesPerUs = double(gpuNodeMBs);
-    ctx.planShape.kernelsNicBytesPerUs = double(gpuNicMBs);
-    ctx.planShape.kernelsNodeLinkBytesPerUs = double(gpuLinkMBs);
-    ctx.planShape.kernelsChannels = ctx.deviceWiring.channels;
-    // A call streams a full slot on each channel: 2 MiB on 16 channels,
-    // 768 KiB on the 6 the streaming links leave on 16 nodes of 8.
-    ctx.planShape.kernelsSliceBytes = double(kCudaSlotBytes) * ctx.planShape.kernelsChannels;
-    ctx.planShape.kernelsFifoSlots = kCudaSlots;
-    // A bcast or reduce tree's channels keep up with one NIC, no more:
-    // agreed, as the NICs are (the executor runs the tree on them).
-    ctx.deviceWiring.rootedTreeChannels = cudaRootedTreeChannels(double(gpuNicMBs), ctx.deviceWiring.channels);
-    if (ctx.deviceWiring.rootedTreeChannels > 0)
-      ctx.planShape.kernelsTreeSliceBytes = double(kCudaSlotBytes) * ctx.deviceWiring.rootedTreeChannels;
+    // (Agreed figures: every rank cuts a tree's call on the same channels.)
+    setKernelsNetwork(ctx.planShape, ctx.deviceWiring, double(gpuNodeMBs), double(gpuNicMBs), double(gpuLinkMBs));
   }
   if (ctx.nnodes > 1 && ctx.rank == 0 && logEnabled(LogLevel::Info, kSubsysTopo)) {
     std::string text;

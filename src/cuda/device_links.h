@@ -24,6 +24,7 @@
 #include <cstring>
 #include <vector>
 
+#include "coll/algorithms.h"
 #include "coll/patterns.h"
 #include "cuda/device_channel.h"
 #include "transport/fifo.h"
@@ -161,6 +162,27 @@ inline int cudaRootedTreeChannels(double nicBytesPerUs, int channels) {
   if (!(nicBytesPerUs > 0) || nicBytesPerUs >= kCudaChannelBytesPerUs * channels) return 0;
   return std::max(1, std::min(channels, int(std::ceil(nicBytesPerUs / kCudaChannelBytesPerUs))));
 }
+// The kernels across GPU nodes of their own whose NICs are known, from
+// the figures every rank agreed (the slowest node's, bytes per us: its
+// NICs together, one NIC, the slowest GPU pair's link): what the planner
+// reads of them (coll/tuner_kernels.cc), and the wiring's tree channels.
+// comm/context.cc and chorus_sim both fill the shape here, so that the
+// simulator plans on the library's own figures.
+inline void setKernelsNetwork(PlanShape &shape, DeviceWiring &wiring, double nodeNetBytesPerUs, double nicBytesPerUs,
+                              double gpuLinkBytesPerUs) {
+  shape.kernelsNodeNetBytesPerUs = nodeNetBytesPerUs;
+  shape.kernelsNicBytesPerUs = nicBytesPerUs;
+  shape.kernelsNodeLinkBytesPerUs = gpuLinkBytesPerUs;
+  shape.kernelsChannels = wiring.channels;
+  // A call streams a full slot on each channel: 2 MiB on 16 channels, 768
+  // KiB on the 6 the streaming links leave on 16 nodes of 8; a bcast or
+  // reduce tree on its own channels (0: no bound, the others' slice).
+  shape.kernelsSliceBytes = double(kCudaSlotBytes) * wiring.channels;
+  shape.kernelsFifoSlots = kCudaSlots;
+  wiring.rootedTreeChannels = cudaRootedTreeChannels(nicBytesPerUs, wiring.channels);
+  shape.kernelsTreeSliceBytes = double(kCudaSlotBytes) * wiring.rootedTreeChannels;
+}
+
 // On one node of `nranks`: the device's bound, every peer by IPC.
 inline DeviceWiring cudaOneNodeWiring(int nranks) { return {cudaChannelsFor(nranks, nranks), true}; }
 inline DeviceWiring cudaDeviceWiring(const NodeLayout &nodes, const char *mode) {

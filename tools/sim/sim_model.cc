@@ -198,13 +198,9 @@ PlanShape planShapeOf(const Machine &m, const Layout &l) {
   // GPU nodes say their NICs' sum and their GPUs' links, for the kernels'
   // one-shot and allreduce (coll/tuner_kernels.cc).
   if (l.nodes > 1 && m.fabric.machineCores == 0 && m.gpu) {
-    shape.kernelsNodeNetBytesPerUs = m.fabric.net.gbPerS * 1000.0 * m.fabric.nicsPerNode;
-    shape.kernelsNicBytesPerUs = m.fabric.net.gbPerS * 1000.0;
-    shape.kernelsNodeLinkBytesPerUs = m.intra.gbPerS * 1000.0;
-    shape.kernelsChannels = wiringOf(l).channels;
-    shape.kernelsSliceBytes = double(sliceBytesOf(m, l));
-    if (const int tree = rootedTreeChannelsOf(m, l)) shape.kernelsTreeSliceBytes = double(kCudaSlotBytes) * tree;
-    shape.kernelsFifoSlots = m.fifoSlots;
+    DeviceWiring wiring = wiringOf(l);
+    setKernelsNetwork(shape, wiring, m.fabric.net.gbPerS * 1000.0 * m.fabric.nicsPerNode, m.fabric.net.gbPerS * 1000.0,
+                      m.intra.gbPerS * 1000.0);
   }
   return shape;
 }
