@@ -87,6 +87,13 @@ double hopUs(const LinkClass &link, double bytes, double cpuShare = 1.0) {
 // at its end that the next hop waits for: what chorus_sim's CPU ranks
 // take, each copy at its own core's speed (copyGbPerS, reduceGbPerS).
 double cpuHopBytesUs(double bytes) { return bytes / kShmLink.bytesPerUs + bytes / kCpuCopyBytesPerUs; }
+// A CPU rank's pure send: its core copies the vector into each send slot
+// before it posts any (prims_host.h), a node peer's FIFO or its own slot
+// that the NIC then reads, each one of a hop's two copies (chorus_sim,
+// which had let the links make those copies beside the core's own: 2 x 8
+// GPU nodes staged, 2 MiB allgather, the one-shot 0.90x the ring's time,
+// now 1.4x).
+double sendCopiesUs(double bytes, double sends) { return sends * cpuHopBytesUs(bytes) / 2; }
 
 // A network hop of a chain or a tree: on CPU ranks whose NICs are known
 // each node also copies the slice out of its FIFO before it forwards it
@@ -219,8 +226,9 @@ double alltoallCostUs(Algo algo, double block, const PlanShape &shape) {
     // The first message's latency runs while the other sends post (8 x 1
     // ranks, 8 B: 14 us, where latency and every end in a row made 16).
     const double exposedLatencyUs = std::max(0.0, cross.latencyUs - messagesUs / 2 * (n - 2) / (n - 1));
-    if (block <= slice)
-      return exposedLatencyUs + std::max(messagesUs, nicUs) + 2 * (n - 1) * block / kCpuCopyBytesPerUs;
+    // Each partner's block: the copy into its send slot, one out of ours.
+    const double copiesUs = (n - 1) * (sendCopiesUs(block, 1) + block / kCpuCopyBytesPerUs);
+    if (block <= slice) return exposedLatencyUs + std::max(messagesUs, nicUs) + copiesUs;
     // Past a slice, partner after partner, the slices to each pipelined
     // (alltoall_pairwise.h): a hop's latency per partner, then each slice
     // at the pace of the slower of its message ends and the node's ranks
@@ -232,8 +240,7 @@ double alltoallCostUs(Algo algo, double block, const PlanShape &shape) {
         net.latencyUs + slices * std::max(net.messageUs * shape.cpuShare, m * slice / nodeNetBytesPerUs);
     const double shmPartnerUs =
         shm.latencyUs + shm.crowdedUs * (shape.cpuShare - 1) + slices * shm.messageUs * shape.cpuShare;
-    return (severalNodes ? remote * netPartnerUs : 0) + (m - 1) * shmPartnerUs +
-           2 * (n - 1) * block / kCpuCopyBytesPerUs;
+    return (severalNodes ? remote * netPartnerUs : 0) + (m - 1) * shmPartnerUs + copiesUs;
   }
   if (algo != Algo::Bruck) return kCostNotApplicable;
   // The first copy and the swaps move 2.5 n blocks; each round packs and
@@ -284,10 +291,14 @@ double alltoallCostUs(Algo algo, double block, const PlanShape &shape) {
         copyOutUs = roundBytes / kCpuCopyBytesPerUs * shape.cpuShare;
       }
     }
+    // Across nodes the sender's core also copies each slice into its send
+    // slot (sendCopiesUs: 8 x 2 ranks, 2 KiB, Bruck 39.5 us in chorus_sim,
+    // modelled 29.5, and taken over the pairwise exchange's 34.5).
+    const double coreCopiesUs = copyOutUs + (severalNodes ? sendCopiesUs(roundBytes, 1) * shape.cpuShare : 0.0);
     // Slices pipelined: the first one's whole chain, then each next at the
-    // pace of the slower of its ends (with its copy out) and the wire.
-    const double chainUs = latencyUs + (endsUs + wireUs + copyOutUs) / slices +
-                           (slices - 1) * std::max(endsUs + copyOutUs / slices, wireUs / slices);
+    // pace of the slower of its ends (with its copies) and the wire.
+    const double chainUs = latencyUs + (endsUs + wireUs + coreCopiesUs) / slices +
+                           (slices - 1) * std::max(endsUs + coreCopiesUs / slices, wireUs / slices);
     us += std::max(chainUs, latencyUs + nicQueueUs);
     copiedBytes += 2 * roundBytes;
   }
@@ -334,19 +345,29 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
         // 4 x 1 ranks, 32 KiB broadcast: 17 us, where the allgather's
         // queue of every rank's vectors gave 29, and the tree, 1.4x
         // slower, was taken).  Slice after slice (all-peer ones), the root
-        // ends a message to each peer, its NIC sends the remote ones and a
-        // broadcast root copies into each of its node's peers' FIFOs, all
-        // three at once: the slowest sets the pace (once for the whole
-        // vector, the model had 2 x 8 H100 staged, 256 KiB, at 0.45x
-        // chorus_sim's time, and 2 x 4 and 2 x 8 CPU ranks at 32 KiB took
-        // the tree at 1.11-1.13x).
+        // ends a message to each peer while its NIC sends the remote ones:
+        // the slower sets the pace (once for the whole vector, the model
+        // had 2 x 8 H100 staged, 256 KiB, at 0.45x chorus_sim's time, and
+        // 2 x 4 and 2 x 8 CPU ranks at 32 KiB took the tree at 1.11-1.13x).
         // (messageUs is both ends': the root's end of each, one other's.)
-        const double remote = n - m, foldedCopies = coll == Coll::Reduce ? n - 1 : 1;
+        const double remote = n - m;
         const double slices = allPeerSlicesOf(bytes, shape.nranks), slice = bytes / slices;
         const double rootEndsUs = (remote * net.messageUs + (m - 1) * shm.messageUs) / 2 * shape.cpuShare;
-        const double localSendsUs = coll == Coll::Bcast ? (m - 1) * slice / kCpuCopyBytesPerUs : 0.0;
-        return net.latencyUs + slices * std::max({rootEndsUs, remote * slice / net.bytesPerUs, localSendsUs}) +
-               net.messageUs / 2 * shape.cpuShare + foldedCopies * bytes / kShmLink.bytesPerUs;
+        const double nicUs = remote * slice / net.bytesPerUs;
+        if (coll == Coll::Bcast) {
+          // A broadcast root's core copies each slice into every send slot
+          // before its NIC sends it (sendCopiesUs), so a slice's copies and
+          // sends follow one another; the receivers copy each out as it
+          // comes, the last one's after the rest (chorus_sim, 4 x 1 ranks,
+          // 256 KiB in one slice: 172 us, where the slower of the copies
+          // and the NIC's time gave 128 and the one-shot was taken over the
+          // tree's 150).
+          const double rootUs = rootEndsUs + sendCopiesUs(slice, n - 1);
+          return net.latencyUs + (slices - 1) * std::max(rootUs, nicUs) + rootUs + nicUs +
+                 net.messageUs / 2 * shape.cpuShare + slice / kShmLink.bytesPerUs;
+        }
+        return net.latencyUs + slices * std::max(rootEndsUs, nicUs) + net.messageUs / 2 * shape.cpuShare +
+               (n - 1) * bytes / kShmLink.bytesPerUs;
       }
       const double nicQueueUs =
           shape.nnodes > 1 && shape.nodeNetBytesPerUs > 0 ? m * (n - m) * bytes / shape.nodeNetBytesPerUs : 0.0;
@@ -362,7 +383,8 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
         // beside its NIC: 4 x 1, 8 MiB, 5.7 ms, as the model had it.)
         const double slice = std::min(bytes, hostAllPeerSliceBytes(shape.nranks));
         const double slices = allPeerSlicesOf(bytes, shape.nranks);
-        const double cpuUs = slices * (n - 1) * net.messageUs * shape.cpuShare + (n - 1) * bytes / kCpuCopyBytesPerUs;
+        const double cpuUs = slices * (n - 1) * net.messageUs * shape.cpuShare + sendCopiesUs(bytes, n - 1) +
+                             (n - 1) * bytes / kCpuCopyBytesPerUs;
         return net.latencyUs + cpuUs + nicQueueUs + slice / net.bytesPerUs;
       }
       if (cpuNics && shape.nnodes > 1 && (coll == Coll::Allgather || coll == Coll::ReduceScatter)) {
@@ -383,7 +405,7 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
         // collective staged).
         const double slices = allPeerSlicesOf(bytes, shape.nranks);
         const double endsUs = slices * ((n - m) * net.messageUs + (m - 1) * shm.messageUs) * shape.cpuShare;
-        const double copiesUs = 2 * (n - 1) * bytes / kCpuCopyBytesPerUs;
+        const double copiesUs = sendCopiesUs(bytes, n - 1) + (n - 1) * bytes / kCpuCopyBytesPerUs;
         return net.latencyUs + copiesUs + (m > 1 ? std::max(endsUs, nicQueueUs) : endsUs + nicQueueUs) +
                bytes / net.bytesPerUs;
       }
@@ -406,6 +428,11 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       if (coll != Coll::Allgather && coll != Coll::ReduceScatter) return kCostNotApplicable;
       if (n * bytes > (cpuNics ? hostAllPeerSliceBytes(shape.nranks) : double(kSmallFifoSlotBytes)))
         return kCostNotApplicable;
+      // Across CPU nodes a round's blocks are copied into the send slot
+      // and out at each end, and cross the NIC once (chorus_sim, 2 x 2
+      // ranks, 32 KiB: 34.9 us, modelled 20.5, and taken over the ring's 30.4).
+      if (cpuNics && shape.nnodes > 1)
+        return doublingRoundsUs(shape, 0, shm, cpuNics) + (n - 1) * (bytes / cross.bytesPerUs + cpuHopBytesUs(bytes));
       return doublingRoundsUs(shape, 0, shm, cpuNics) + 2 * (n - 1) * bytes / cross.bytesPerUs;
     case Algo::Ring: {  // 2(n-1) steps of a 1/n block, each as slow as the network hop
       // On CPU nodes whose NICs are known, a rank's step is its copy into
@@ -510,9 +537,15 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
       // a slice gave 9.8 and the chain's 10.2 was taken; 2 x 8: the chain's
       // 4.3 against the tree's 5.7).
       const bool sendsCount = coll == Coll::Bcast && cpuNics && slice > 0;
+      // The root's own sends are its core's copies (sendCopiesUs): one to
+      // each child node (one on a power of two nodes, the tree's top
+      // position) and one down its node's chain.
+      int rootChildren[2];
+      const double rootChildNodes = nodeTreeChildren(-1, 0, 0, int(nodes), rootChildren);
       const double stream =
           sendsCount ? (carried - slice) / slice *
-                           (std::max(childNodes * slice / net.bytesPerUs, slice / kShmLink.bytesPerUs) +
+                           (std::max({childNodes * slice / net.bytesPerUs, slice / kShmLink.bytesPerUs,
+                                      sendCopiesUs(slice, rootChildNodes + (m > 1 ? 1 : 0))}) +
                             childNodes * net.messageUs / 2)
                      : streamCopies * (carried - slice) / std::min(net.bytesPerUs, kShmLink.bytesPerUs);
       return fills * fill + stream;

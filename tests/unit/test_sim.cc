@@ -154,11 +154,12 @@ BOOST_AUTO_TEST_CASE(a_lone_message_takes_its_link_time) {
   const size_t bytes = 32 << 10;  // one slice
   const SimResult r = simulate(m, l, recordCollective(m, l, Coll::Bcast, Algo::Chain, bytes, 1));
   BOOST_REQUIRE(r.ok);
-  // The root's post, the wire, the receiver's own step and its copy of the
-  // slice out of its FIFO.
+  // The root's copy of the slice into its send slot and its post, the
+  // wire, the receiver's own step and its copy of the slice out of its FIFO.
   const LinkModel &net = m.fabric.net;
-  const double expected = net.perMessageUs + double(bytes) / (net.gbPerS * 1e3) + net.latencyUs + net.perMessageUs +
-                          double(bytes) / (m.copyGbPerS * 1e3);
+  const double copyUs = double(bytes) / (m.copyGbPerS * 1e3);
+  const double expected =
+      copyUs + net.perMessageUs + double(bytes) / (net.gbPerS * 1e3) + net.latencyUs + net.perMessageUs + copyUs;
   BOOST_TEST(r.timeUs == expected, boost::test_tools::tolerance(1e-9));
   BOOST_TEST(r.netMessages == 1u);
   BOOST_TEST(r.netBytes == bytes);
@@ -182,11 +183,70 @@ BOOST_AUTO_TEST_CASE(ranks_sharing_cores_wait) {
   const SimResult crowded = simulate(m, l, recordCollective(m, l, Coll::Bcast, Algo::Chain, bytes, 1));
   BOOST_REQUIRE(crowded.ok);
   BOOST_TEST(planShapeOf(m, l).cpuShare == 2.0);
-  const double work = 2 * m.fabric.net.perMessageUs + double(bytes) / (m.copyGbPerS * 1e3);
+  const double copyUs = double(bytes) / (m.copyGbPerS * 1e3);
+  const double work = 2 * m.fabric.net.perMessageUs + copyUs;
   const double hop = double(bytes) / (m.fabric.net.gbPerS * 1e3) + m.fabric.net.latencyUs;
   // Each of the 3 hops: its ends' work twice over, the wire, the wait.
   BOOST_TEST(crowded.timeUs >= 3 * (2 * work + hop + m.fabric.crowdedUs) - 1e-9);
-  BOOST_TEST(alone.timeUs == work + hop, boost::test_tools::tolerance(1e-9));
+  // (And the root's copy into its send slot.)
+  BOOST_TEST(alone.timeUs == copyUs + work + hop, boost::test_tools::tolerance(1e-9));
+}
+
+// A CPU rank's pure send is its core's copies, one into each send slot
+// (prims_host.h), not the links': in a one-shot allgather on one node each
+// rank copies its vector into both peers' FIFOs and both of theirs out, one
+// after the other.  (Left to the links, the copies in ran beside the copies
+// out: 1 x 3 ranks, 2 MiB, 0.6x the four copies' time.)
+BOOST_AUTO_TEST_CASE(a_cpu_ranks_sends_are_its_cores_copies) {
+  Machine m = twoLevelMachine(3);
+  Layout l;
+  l.nodes = 1;
+  l.ranksPerNode = 3;
+  const size_t bytes = 2 << 20;
+  const SimResult r = simulate(m, l, recordCollective(m, l, Coll::Allgather, Algo::Direct, bytes, 1));
+  BOOST_REQUIRE(r.ok);
+  const double copiesUs = 2 * double(bytes) / (m.intra.gbPerS * 1e3) + 2 * double(bytes) / (m.copyGbPerS * 1e3);
+  BOOST_TEST(r.timeUs >= copiesUs, r.timeUs << " us, the copies alone " << copiesUs);
+  BOOST_TEST(r.timeUs <= 1.1 * copiesUs, r.timeUs << " us, the copies alone " << copiesUs);
+}
+
+// The host primitives post a step's sends one after another, each after
+// its own end: rank 0 sends to 1 and then 2 in one step, rank 1 passes it
+// on to 2.  The first message leaves one end after the step's start, so
+// rank 1's forward reaches rank 2 when rank 0's own does.
+BOOST_AUTO_TEST_CASE(a_steps_first_send_leaves_before_its_later_ends) {
+  Machine m = twoLevelMachine(3);
+  m.intra = {1.0, 10, 10.0};  // ends of 10 us, a 1 us hop, a byte's copy nothing
+  Layout l;
+  l.nodes = 1;
+  l.ranksPerNode = 3;
+  Schedules s;
+  s.ranks.resize(3);
+  auto step = [&](int rank, std::vector<int32_t> recvFrom, std::vector<int32_t> sendTo) {
+    RankSchedule &rs = s.ranks[size_t(rank)];
+    SimOp op;
+    op.kind = SimOp::Step;
+    op.bytes = 8;
+    op.nrecv = uint16_t(recvFrom.size());
+    op.nsend = uint16_t(sendTo.size());
+    op.peerAt = uint32_t(rs.peers.size());
+    rs.peers.insert(rs.peers.end(), recvFrom.begin(), recvFrom.end());
+    rs.peers.insert(rs.peers.end(), sendTo.begin(), sendTo.end());
+    rs.ops.push_back(op);
+  };
+  step(0, {}, {1, 2});
+  step(1, {0}, {});
+  step(1, {}, {2});
+  step(2, {0}, {});
+  step(2, {1}, {});
+  const SimResult r = simulate(m, l, s);
+  BOOST_REQUIRE(r.ok);
+  // Rank 0's first message leaves at 10 us (20 if both waited for the
+  // step's end), reaches rank 1 at 11, which takes it by 21 and forwards
+  // it by 31, at rank 2 by 32; rank 2 took rank 0's (arrived at 21) by 31
+  // and ends at 42 (52 before), give or take the copies of 8 bytes.
+  BOOST_TEST(r.timeUs >= 42.0, r.timeUs << " us");
+  BOOST_TEST(r.timeUs < 42.1, r.timeUs << " us");
 }
 
 BOOST_AUTO_TEST_CASE(every_candidate_replays_to_the_end) {

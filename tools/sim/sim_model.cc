@@ -539,9 +539,17 @@ struct Replay {
         double work = 0;
         for (int i = 0; i < op.nrecv + op.nsend; ++i) work += model(r, peers[i]).perMessageUs;
         // What the receiver does with the slices: folds them into its own,
-        // or copies them out of the FIFO (a pure send's copy into the
-        // FIFO is the link's transfer).
+        // or copies them out of the FIFO (a fold or copy that also sends
+        // writes the send slot in the same pass: the link's transfer).
         const double messageWork = work * cpuShare;
+        // A CPU rank's pure send is its core's copies, one into each send
+        // slot, before it posts any (prims_host.h): into a peer's FIFO in
+        // its node (the transfer itself), or into its own slot that the NIC
+        // then reads.  (Left to the links, a one-shot allgather's copies
+        // in ran beside its copies out on the one core.)
+        const bool coreCopiesSends = !m.gpu && !op.nrecv && op.nsend;
+        for (int i = 0; coreCopiesSends && i < op.nsend; ++i)
+          work += sameNode(r, peers[i]) ? transferUs(op.bytes, m.intra) : double(op.bytes) / (m.copyGbPerS * 1e3);
         if (op.nrecv) work += double(op.bytes) * op.nrecv / ((op.reduce ? m.reduceGbPerS : m.copyGbPerS) * 1e3);
         // A copy within the rank's own memory is a memcpy on its core:
         // uncharged, Bruck's packing was free (played, 64 KiB blocks, Bruck
@@ -549,14 +557,20 @@ struct Replay {
         // 0.75x).
         else if (!op.nsend) work += double(op.bytes) / (m.localCopyGbPerS * 1e3);
         end = start + work * cpuShare;
+        // The host primitives post their sends one by one, each after its
+        // own end (prims_host.h: a message's post follows its tail store),
+        // so the first leaves before the later sends' ends are paid.
+        double laterSendEnds = 0;
+        for (int i = 0; i < op.nsend; ++i) laterSendEnds += model(r, peers[op.nrecv + i]).perMessageUs;
         for (int i = 0; i < op.nsend; ++i) {
           // A kernel folds as it stores into the next rank's slot (one
           // pass, reduce_copy.cuh), so its send streams beside the fold and
           // ends no sooner; the host primitives fold, then send.
           const int to = peers[op.nrecv + i];
-          const double depart =
-              m.gpu ? std::max(start + messageWork, end - transferUs(op.bytes, model(r, to))) : end;
-          send(r, to, op.bytes, depart);
+          laterSendEnds -= model(r, to).perMessageUs;
+          const double depart = m.gpu ? std::max(start + messageWork, end - transferUs(op.bytes, model(r, to)))
+                                      : end - laterSendEnds * cpuShare;
+          send(r, to, op.bytes, depart, coreCopiesSends);
         }
         for (int i = 0; i < op.nrecv; ++i) {
           LinkState &in = link(peers[i], r);
@@ -570,10 +584,12 @@ struct Replay {
     clock[size_t(r)] = end;
   }
 
-  void send(int from, int to, uint64_t bytes, double depart) {
+  // `copied`: a CPU rank's core has already written the message into a
+  // FIFO in its node (its transfer is done).
+  void send(int from, int to, uint64_t bytes, double depart, bool copied) {
     LinkState &out = link(from, to);
     const LinkModel &lm = model(from, to);
-    const double wire = transferUs(bytes, lm);
+    const double wire = copied && sameNode(from, to) ? 0.0 : transferUs(bytes, lm);
     ++result.messages;
     double arrival;
     if (sameNode(from, to) && !m.gpu) {
