@@ -22,6 +22,9 @@ struct RootedTreeCost {
   int sends = 0;   // the most sends a slice waits for on its way to a node
                    // (a head sends to its node children in turn)
   int fanOut = 0;  // the most node children of one head
+  int folds = 0;   // the most child nodes' slices folded on the way up to
+                   // the root (a reduce's head folds every child node's
+                   // slice before it passes its own on)
 };
 struct PlanShape {
   int nranks = 1;
@@ -78,6 +81,9 @@ struct PlanShape {
   // The kernels' bcast and reduce tree (rootedNodeTreeCostOf, on the links
   // kernelsEveryPeer says).
   RootedTreeCost kernelsRootedTree;
+  // The host's, hung from the root's node whatever the links
+  // (rootedNodeTreeCostOf(nnodes, false); hops 0: computed per call).
+  RootedTreeCost hostRootedTree;
 };
 
 // Pick the algorithm for `bytes` (the whole vector for allreduce, reduce and

@@ -195,17 +195,19 @@ RootedTreeCost rootedNodeTreeCostOf(int nnodes, bool onLinks) {
   }
   const NodeLayout l{nnodes, nnodes, order.data(), order.data(), nodeStart.data(), order.data()};
   struct Reached {
-    int node, hops, sends;
+    int node, hops, sends, folds;
   };
-  std::vector<Reached> todo{{0, 0, 0}};
+  std::vector<Reached> todo{{0, 0, 0, 0}};
   while (!todo.empty()) {
     const Reached at = todo.back();
     todo.pop_back();
     cost.hops = std::max(cost.hops, at.hops);
     cost.sends = std::max(cost.sends, at.sends);
+    cost.folds = std::max(cost.folds, at.folds);
     const BinaryTree t = onLinks ? nodeTreeOnLinks(at.node, 0, l) : nodeTree(-1, at.node, 0, l);
     cost.fanOut = std::max(cost.fanOut, t.nchildren);
-    for (int c = 0; c < t.nchildren; ++c) todo.push_back({t.children[c], at.hops + 1, at.sends + c + 1});
+    for (int c = 0; c < t.nchildren; ++c)
+      todo.push_back({t.children[c], at.hops + 1, at.sends + c + 1, at.folds + t.nchildren});
   }
   return cost;
 }

@@ -516,7 +516,22 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
         const double roundTrips = slice > 0 ? std::ceil(carried / slice) : 1.0;
         return roundTrips * fills * cpuFill;
       }
-      const double fill = netHops * netHopUs + shmHops * hopUs(shm, slice, shape.cpuShare);
+      // On CPU nodes whose NICs are known, the first slice also waits at
+      // each head on its way for the head's other messages' ends: a
+      // broadcast's head sends to its child nodes in turn; a reduce's
+      // takes in every child node's slice and its chain's before it folds
+      // and passes its own on (chorus_sim, 4 x 2 ranks, 8 B reduce: the
+      // tree 10.1 us, where one message a hop gave 8.8 and it was taken
+      // over the one-shot's 9.2).
+      double waitsUs = 0;
+      if (cpuNics && rooted) {
+        const RootedTreeCost tree =
+            shape.hostRootedTree.hops > 0 ? shape.hostRootedTree : rootedNodeTreeCostOf(int(nodes), false);
+        const double laterEnds = (coll == Coll::Bcast ? tree.sends : tree.folds) - tree.hops;
+        const double chainEnds = coll == Coll::Reduce && m > 1 ? tree.hops : 0;
+        waitsUs = (laterEnds * net.messageUs / 2 + chainEnds * shm.messageUs / 2) * shape.cpuShare;
+      }
+      const double fill = netHops * netHopUs + shmHops * hopUs(shm, slice, shape.cpuShare) + waitsUs;
       // Streaming, a head sends each slice to two nodes; an allreduce's
       // tree also turns every slice around at the root, which the ring
       // never waits for: measured 1.5x the ring's time at 2 ranks, 16 MiB

@@ -323,6 +323,7 @@ void assignNodes(Context &ctx, const std::vector<uint64_t> &hosts, const std::ve
                                     : cudaDeviceWiring(ctx.nodeLayout, paramString(ParamId::NetDeviceLinks));
   ctx.planShape.kernelsEveryPeer = ctx.deviceWiring.everyPeer;
   ctx.planShape.kernelsRootedTree = rootedNodeTreeCostOf(ctx.nnodes, !ctx.planShape.kernelsEveryPeer);
+  ctx.planShape.hostRootedTree = rootedNodeTreeCostOf(ctx.nnodes, false);
   ctx.localPrev.clear();
   ctx.crossPrev.clear();
   if (equal) {

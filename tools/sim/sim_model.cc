@@ -186,6 +186,7 @@ PlanShape planShapeOf(const Machine &m, const Layout &l) {
   shape.doublingNetRounds = doublingNetRoundsOf(nodeOf.data(), l.nranks());
   shape.kernelsEveryPeer = kernelsReachEveryPeer(l);
   shape.kernelsRootedTree = rootedNodeTreeCostOf(l.nodes, !shape.kernelsEveryPeer);
+  shape.hostRootedTree = rootedNodeTreeCostOf(l.nodes, false);
   shape.cpuShare = m.cpuShareOf(l.nranks());  // as comm/context.cc: ranks on the machine per core
   shape.singleCopy = false;  // cross-memory attach is a runtime permission (ptrace scope): not assumed
   // Nodes of their own: the planner knows their NICs (comm/context.cc,
