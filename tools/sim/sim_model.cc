@@ -21,6 +21,9 @@ namespace sim {
 
 namespace {
 
+// Microseconds to move `bytes` at `gbPerS` (GB/s: 1e3 bytes a microsecond).
+double usAt(double bytes, double gbPerS) { return bytes / (gbPerS * 1e3); }
+
 Machine cpuMachine(std::string name, std::string description, int ranks, LinkModel net, int nics) {
   Machine m;
   m.name = std::move(name);
@@ -483,7 +486,7 @@ struct Replay {
     if (sameNode(a, b) || m.fabric.railOptimised || m.fabric.switchLevels <= 1) return 0;
     return double(2 * m.fabric.switchLevels - 2) * m.fabric.switchHopUs;
   }
-  static double transferUs(uint64_t bytes, const LinkModel &lm) { return double(bytes) / (lm.gbPerS * 1e3); }
+  static double transferUs(uint64_t bytes, const LinkModel &lm) { return usAt(double(bytes), lm.gbPerS); }
 
   // When rank r's next operation can start, or a negative number while it
   // waits for something no rank has done yet.
@@ -550,13 +553,13 @@ struct Replay {
         // in ran beside its copies out on the one core.)
         const bool coreCopiesSends = !m.gpu && !op.nrecv && op.nsend;
         for (int i = 0; coreCopiesSends && i < op.nsend; ++i)
-          work += sameNode(r, peers[i]) ? transferUs(op.bytes, m.intra) : double(op.bytes) / (m.copyGbPerS * 1e3);
-        if (op.nrecv) work += double(op.bytes) * op.nrecv / ((op.reduce ? m.reduceGbPerS : m.copyGbPerS) * 1e3);
+          work += sameNode(r, peers[i]) ? transferUs(op.bytes, m.intra) : usAt(double(op.bytes), m.copyGbPerS);
+        if (op.nrecv) work += usAt(double(op.bytes) * op.nrecv, op.reduce ? m.reduceGbPerS : m.copyGbPerS);
         // A copy within the rank's own memory is a memcpy on its core:
         // uncharged, Bruck's packing was free (played, 64 KiB blocks, Bruck
         // 0.84x its measured time on 2x2 and 0.64x on 4 x 1; now 0.94x and
         // 0.75x).
-        else if (!op.nsend) work += double(op.bytes) / (m.localCopyGbPerS * 1e3);
+        else if (!op.nsend) work += usAt(double(op.bytes), m.localCopyGbPerS);
         end = start + work * cpuShare;
         // The host primitives post their sends one by one, each after its
         // own end (prims_host.h: a message's post follows its tail store),
@@ -702,7 +705,7 @@ SimResult simulateCall(const Machine &m, const Layout &l, Coll coll, Algo algo, 
     return simulate(m, l, recordCollective(m, l, coll, algo, bytes, elemSize));
   const Machine host = hostViewOf(m);
   SimResult r = simulate(host, l, recordCollective(host, l, coll, algo, bytes, elemSize));
-  if (r.ok && m.hostCopyGbPerS > 0) r.timeUs += stagedBytesOf(coll, bytes, l.nranks()) / (m.hostCopyGbPerS * 1e3);
+  if (r.ok && m.hostCopyGbPerS > 0) r.timeUs += usAt(stagedBytesOf(coll, bytes, l.nranks()), m.hostCopyGbPerS);
   return r;
 }
 
