@@ -122,6 +122,15 @@ constexpr double kTcpConnectionBytesPerUs = 3500.0;
 // The element size the plan assumes where it matters and is not known (the
 // plan is per byte count): a double's, the widest of the common types.
 constexpr double kPlannedElementBytes = 8;
+// A hierarchical allreduce's elements past its last whole block (count
+// mod the node's ranks, allreduce_hierarchical.h), which a flat ring over
+// every rank carries: in bytes of kPlannedElementBytes elements.  Any
+// power-of-two size has them on nodes of 3, 5 or 6 ranks.
+inline double hierarchyTailBytes(double bytes, int nodeRanks) {
+  const double elements = double(static_cast<unsigned long long>(bytes / kPlannedElementBytes));
+  const double whole = double(static_cast<unsigned long long>(elements / nodeRanks)) * nodeRanks;
+  return (elements - whole) * kPlannedElementBytes;
+}
 // A message through an RDMA NIC (InfiniBand, RoCE), as the planner takes it
 // where the topology names one: a switch hop NIC to NIC, and the verbs and
 // UCX work at each end (the planner's per-message cost is both ends').

@@ -163,9 +163,13 @@ double kernelsAllreduceCostUs(Algo algo, size_t bytesArg, const PlanShape &shape
         const double railSlices = k.slice > 0 ? std::ceil(railBytes / k.slice) : 1.0;
         const double railStepUs =
             std::max(netHopUs + railBytes / std::min(nic, k.fifoNetBytesPerUs), railBytes / railLink);
+        // Then the elements past the last whole block, on a flat ring, as
+        // in the host model.
+        const double tailBytes = hierarchyTailBytes(bytes, shape.maxNodeRanks);
         return (m - 1) * (2 * gpuHopUs + 2 * bytes / m / nodeLink + bytes / m / kGpuFoldBytesPerUs +
                           bytes / m / kGpuCopyBytesPerUs + 2 * (nodeSlices - 1) * 2 * kGpuMessageEndUs) +
-               2 * (nodes - 1) * (railStepUs + (railSlices - 1) * 2 * kRdmaMessageEndUs);
+               2 * (nodes - 1) * (railStepUs + (railSlices - 1) * 2 * kRdmaMessageEndUs) +
+               (tailBytes > 0 ? kernelsAllreduceCostUs(Algo::Ring, size_t(tailBytes), shape) : 0.0);
       }
     case Algo::Tree: {
       const double carried = bytes / 2;  // each tree takes a half

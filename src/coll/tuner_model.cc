@@ -387,7 +387,15 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
                              (n - 1) * bytes / kCpuCopyBytesPerUs;
         return net.latencyUs + cpuUs + nicQueueUs + slice / net.bytesPerUs;
       }
-      if (cpuNics && shape.nnodes > 1 && (coll == Coll::Allgather || coll == Coll::ReduceScatter)) {
+      // An allreduce's one-shot moves the whole vector as an allgather's
+      // moves a block, each fold in place of a copy out (chorus_sim, 5 x 1
+      // and 6 x 1 ranks, 32 KiB: 55-68 us where the general model gave
+      // 41-51, taken over the ring's 43-51; 3 x 3, 8 B-512 B: the tree taken
+      // at 1.4x).  At 2 ranks one exchange, whose wire the general model
+      // fits (2 x 1, 32 KiB: 14.0 us).
+      const bool allreduceAsBlocks = coll == Coll::Allreduce && shape.nranks > 2;
+      if (cpuNics && shape.nnodes > 1 &&
+          (coll == Coll::Allgather || coll == Coll::ReduceScatter || allreduceAsBlocks)) {
         // A rank pays each message's end at its link's price (shared
         // memory's for its node's m - 1 peers), a message for each all-peer
         // slice (16 KiB ones past 8 ranks); its copies come after its node's
@@ -588,7 +596,13 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
         // time with shared memory's one copy a step, 1.0x with both).
         const double shmStepUs = cpuNics ? hopUs(shm, 0, shape.cpuShare) + cpuHopBytesUs(bytes / m)
                                          : hopUs(shm, bytes / m, shape.cpuShare);
-        return 2 * shmHops * shmStepUs + 2 * (nodes - 1) * hopUs(rails, bytes / (m * nodes), shape.cpuShare);
+        // The elements past the last whole block take a flat ring's every
+        // step after the phases (chorus_sim, 3 x 3 ranks, 4 KiB: the
+        // hierarchy 52.8 us, the phases' 20.8 and the tail's 32; taken over
+        // the tree's 26.1 without it).
+        const double tailBytes = hierarchyTailBytes(bytes, shape.maxNodeRanks);
+        return 2 * shmHops * shmStepUs + 2 * (nodes - 1) * hopUs(rails, bytes / (m * nodes), shape.cpuShare) +
+               (tailBytes > 0 ? modelCostUs(coll, Algo::Ring, size_t(tailBytes), shape) : 0.0);
       }
     default:
       return kCostNotApplicable;

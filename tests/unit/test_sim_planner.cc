@@ -103,7 +103,14 @@ BOOST_AUTO_TEST_CASE(the_planner_takes_the_best_where_it_was_flagged) {
                         {4, 4, Coll::Bcast, size_t(2) << 20},       {16, 2, Coll::Alltoall, size_t(2) << 10},
                         // a reduce's head folds every child node's slice before it passes its
                         // own on (the tree taken at 1.10x the one-shot on 4 x 2, 8 B)
-                        {4, 2, Coll::Reduce, 8},                    {4, 2, Coll::Reduce, 64}};
+                        {4, 2, Coll::Reduce, 8},                    {4, 2, Coll::Reduce, 64},
+                        // nodes of 3 or 6 ranks: the hierarchy's tail, a flat ring past its
+                        // last whole block (taken at 1.17-2.2x the best), and the one-shot
+                        // allreduce's vector as an allgather's block (taken at 1.28-1.34x on
+                        // 5 x 1 and 6 x 1, the tree over it at 1.37x on 3 x 3)
+                        {3, 3, Coll::Allreduce, size_t(256) << 10}, {6, 6, Coll::Allreduce, size_t(256) << 10},
+                        {3, 6, Coll::Allreduce, 4096},              {5, 1, Coll::Allreduce, size_t(32) << 10},
+                        {6, 1, Coll::Allreduce, size_t(32) << 10},  {3, 3, Coll::Allreduce, 64}};
   for (const Case &c : cases) {
     Machine cpu = preset;
     cpu.ranksPerNode = c.ranksPerNode;  // as chorus_sim -r sets it
@@ -121,8 +128,9 @@ BOOST_AUTO_TEST_CASE(the_planner_takes_the_best_where_it_was_flagged) {
 // hop's credits, not its latency each), the hierarchy 1.4x under, the tree
 // 5-46x under (a round trip a slice, modelled as a stream), recursive
 // doubling 1.5x under on 16 x 1 (a message and its credit for each 16 KiB
-// slice), and the one-shot allgather 1.8x over at 2 KiB on 2 x 8 (every
-// message at the network's price).
+// slice), the one-shot allgather 1.8x over at 2 KiB on 2 x 8 (every
+// message at the network's price), and the hierarchy 2.5x under on nodes
+// of 3 ranks at 4 KiB (its tail's flat ring, past the last whole block).
 BOOST_AUTO_TEST_CASE(the_cpu_model_tracks_the_simulator) {
   const Machine preset = *findPreset("2socket");
   struct Case {
@@ -146,7 +154,9 @@ BOOST_AUTO_TEST_CASE(the_cpu_model_tracks_the_simulator) {
                         {4, 1, Coll::Allreduce, Algo::RecursiveDoubling, k4M},
                         {16, 1, Coll::Allreduce, Algo::RecursiveDoubling, k4M},
                         {2, 8, Coll::Allgather, Algo::Direct, 2048},
-                        {4, 2, Coll::Allgather, Algo::Direct, size_t(512) << 10}};
+                        {4, 2, Coll::Allgather, Algo::Direct, size_t(512) << 10},
+                        {3, 3, Coll::Allreduce, Algo::Hierarchical, 4096},
+                        {5, 1, Coll::Allreduce, Algo::Direct, size_t(32) << 10}};
   for (const Case &c : cases) {
     Machine cpu = preset;
     cpu.ranksPerNode = c.ranksPerNode;
