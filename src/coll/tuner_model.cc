@@ -602,7 +602,7 @@ double modelCostUs(Coll coll, Algo algo, size_t bytesArg, const PlanShape &shape
         // the tree's 26.1 without it).
         const double tailBytes = hierarchyTailBytes(bytes, shape.maxNodeRanks);
         return 2 * shmHops * shmStepUs + 2 * (nodes - 1) * hopUs(rails, bytes / (m * nodes), shape.cpuShare) +
-               (tailBytes > 0 ? modelCostUs(coll, Algo::Ring, size_t(tailBytes), shape) : 0.0);
+               (tailBytes > 0 ? modelCostUs(coll, Algo::Ring, size_t(tailBytes), shape, engine) : 0.0);
       }
     default:
       return kCostNotApplicable;
