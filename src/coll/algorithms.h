@@ -1,6 +1,8 @@
 // The planner's choice among the algorithms (core/collective.h names them).
 #pragma once
 
+#include <cmath>
+
 #include "core/collective.h"
 #include "core/datatype.h"
 
@@ -127,9 +129,7 @@ constexpr double kPlannedElementBytes = 8;
 // every rank carries: in bytes of kPlannedElementBytes elements.  Any
 // power-of-two size has them on nodes of 3, 5 or 6 ranks.
 inline double hierarchyTailBytes(double bytes, int nodeRanks) {
-  const double elements = double(static_cast<unsigned long long>(bytes / kPlannedElementBytes));
-  const double whole = double(static_cast<unsigned long long>(elements / nodeRanks)) * nodeRanks;
-  return (elements - whole) * kPlannedElementBytes;
+  return std::fmod(std::floor(bytes / kPlannedElementBytes), double(nodeRanks)) * kPlannedElementBytes;
 }
 // A message through an RDMA NIC (InfiniBand, RoCE), as the planner takes it
 // where the topology names one: a switch hop NIC to NIC, and the verbs and

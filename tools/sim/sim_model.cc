@@ -553,7 +553,8 @@ struct Replay {
         // in ran beside its copies out on the one core.)
         const bool coreCopiesSends = !m.gpu && !op.nrecv && op.nsend;
         for (int i = 0; coreCopiesSends && i < op.nsend; ++i)
-          work += sameNode(r, peers[i]) ? transferUs(op.bytes, m.intra) : usAt(double(op.bytes), m.copyGbPerS);
+          work += sameNode(r, peers[op.nrecv + i]) ? transferUs(op.bytes, m.intra)
+                                                   : usAt(double(op.bytes), m.copyGbPerS);
         if (op.nrecv) work += usAt(double(op.bytes) * op.nrecv, op.reduce ? m.reduceGbPerS : m.copyGbPerS);
         // A copy within the rank's own memory is a memcpy on its core:
         // uncharged, Bruck's packing was free (played, 64 KiB blocks, Bruck
@@ -565,15 +566,19 @@ struct Replay {
         // own end (prims_host.h: a message's post follows its tail store),
         // so the first leaves before the later sends' ends are paid.
         double laterSendEnds = 0;
-        for (int i = 0; i < op.nsend; ++i) laterSendEnds += model(r, peers[op.nrecv + i]).perMessageUs;
+        for (int i = 0; !m.gpu && i < op.nsend; ++i) laterSendEnds += model(r, peers[op.nrecv + i]).perMessageUs;
         for (int i = 0; i < op.nsend; ++i) {
           // A kernel folds as it stores into the next rank's slot (one
           // pass, reduce_copy.cuh), so its send streams beside the fold and
           // ends no sooner; the host primitives fold, then send.
           const int to = peers[op.nrecv + i];
-          laterSendEnds -= model(r, to).perMessageUs;
-          const double depart = m.gpu ? std::max(start + messageWork, end - transferUs(op.bytes, model(r, to)))
-                                      : end - laterSendEnds * cpuShare;
+          double depart;
+          if (m.gpu) {
+            depart = std::max(start + messageWork, end - transferUs(op.bytes, model(r, to)));
+          } else {
+            laterSendEnds -= model(r, to).perMessageUs;
+            depart = end - laterSendEnds * cpuShare;
+          }
           send(r, to, op.bytes, depart, coreCopiesSends);
         }
         for (int i = 0; i < op.nrecv; ++i) {
